@@ -1,0 +1,1 @@
+"""Benchmarks: each module loads its data, parses answers and scores them."""

@@ -1,0 +1,338 @@
+"""GAVEL: verdict, explanation and grounding boxes for one-sentence captions.
+
+Read top-down: a prediction becomes a per-sample :class:`Score` (verdict, boxes, IoU under the
+chosen matching policy), and the scores reduce to the paper's metrics: A@0.3/0.5/0.7 over samples
+with a gold box, verification accuracy/precision/recall/F1 over all samples, the area ratio of
+Figure 3, per-category breakdowns in Table 1's columns, and bootstrap intervals.
+
+Outcome rules (docs/metrics.md): a missing prediction, a model error and an unparseable verdict
+all count as wrong for verification and as IoU 0 for grounding, and each is counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gavel.benchmarks.gavel_data import load_samples
+from gavel.errors import ConfigError
+from gavel.geometry import Box, clip_box, is_degenerate, order_corners, union_area
+from gavel.io.predictions import PredictionReader
+from gavel.manifest import build_manifest
+from gavel.matching import describe, get_policy
+from gavel.metrics.grounding import (
+    IOU_TOLERANCE,
+    THRESHOLDS,
+    area_ratio_summary,
+    box_size_histogram,
+    grounding_accuracy,
+    grounding_intervals,
+)
+from gavel.metrics.verification import confusion, verification_intervals, verification_metrics
+from gavel.parsing import ImageGeometry, parse_boxes, parse_explanation, parse_verdict
+from gavel.parsing.conventions import get_convention
+from gavel.records import CATEGORY_COLUMNS, GavelSample, Outcome, Prediction, Result, Score
+
+NAME = "gavel"
+
+
+@dataclass(frozen=True)
+class GavelSettings:
+    """Every choice that changes a GAVEL number; all of it is written into the manifest."""
+
+    match: str = "union"
+    box_format: str | None = None
+    thresholds: tuple[float, ...] = THRESHOLDS
+    resamples: int = 1000
+    level: float = 0.95
+    seed: int = 0
+    #: A box given together with a "no hallucination" verdict does not localize an error.
+    ignore_boxes_when_clean: bool = True
+
+    def __post_init__(self) -> None:
+        get_policy(self.match)
+        if self.box_format is not None:
+            get_convention(self.box_format)
+
+
+@dataclass
+class ScoringTally:
+    """Counts gathered while scoring, reported under ``metrics.boxes``."""
+
+    box_status: Counter[str] = field(default_factory=Counter)
+    box_formats: Counter[str] = field(default_factory=Counter)
+    swapped: int = 0
+    clipped: int = 0
+    degenerate: int = 0
+    out_of_range: int = 0
+    ignored_with_clean_verdict: int = 0
+    models: Counter[str] = field(default_factory=Counter)
+
+
+def _geometry(sample: GavelSample, prediction: Prediction) -> ImageGeometry:
+    return ImageGeometry(
+        sample.width,
+        sample.height,
+        sent_size=tuple(prediction.sent_size) if prediction.sent_size else None,  # type: ignore[arg-type]
+        input_size=tuple(prediction.input_size) if prediction.input_size else None,  # type: ignore[arg-type]
+    )
+
+
+class GavelScorer:
+    """Turns (sample, prediction) pairs into :class:`Score` records."""
+
+    def __init__(self, settings: GavelSettings):
+        self.settings = settings
+        self.policy = get_policy(settings.match)
+        self.tally = ScoringTally()
+
+    def score(self, sample: GavelSample, prediction: Prediction | None) -> Score:
+        base = {
+            "id": sample.id,
+            "column": sample.column,
+            "verdict_true": sample.hallucinated,
+            "n_gold_boxes": len(sample.boxes),
+        }
+        no_iou = 0.0 if sample.boxes else None
+        if prediction is None:
+            return Score(outcome=Outcome.MISSING, iou=no_iou, **base)
+        if prediction.model:
+            self.tally.models[prediction.model] += 1
+        if prediction.error:
+            return Score(
+                outcome=Outcome.MODEL_ERROR, iou=no_iou, detail=prediction.error[:500], **base
+            )
+
+        verdict = prediction.hallucinated
+        if verdict is None:
+            verdict = parse_verdict(prediction.response)
+        explanation = prediction.explanation
+        if explanation is None:
+            explanation = parse_explanation(prediction.response)
+        boxes, status, box_format = self._boxes(sample, prediction)
+        self.tally.box_status[status] += 1
+        if verdict is None:
+            return Score(
+                outcome=Outcome.UNPARSEABLE,
+                iou=no_iou,
+                box_status=status,
+                box_format=box_format,
+                explanation=explanation,
+                detail="no verdict found in the response",
+                **base,
+            )
+        if verdict is False and boxes and self.settings.ignore_boxes_when_clean:
+            self.tally.ignored_with_clean_verdict += 1
+            boxes = []
+        iou = self.policy(boxes, sample.boxes) if sample.boxes else None
+        area_log2 = None
+        if boxes and sample.boxes:
+            area_log2 = math.log2(union_area(boxes) / union_area(sample.boxes))
+        return Score(
+            outcome=Outcome.OK,
+            verdict_pred=verdict,
+            iou=iou,
+            n_pred_boxes=len(boxes),
+            pred_boxes=[list(b) for b in boxes],
+            box_status=status,
+            box_format=box_format,
+            area_log2=area_log2,
+            explanation=explanation,
+            **base,
+        )
+
+    def _boxes(
+        self, sample: GavelSample, prediction: Prediction
+    ) -> tuple[list[Box], str, str | None]:
+        if prediction.boxes is not None:
+            return self._given_boxes(sample, prediction.boxes), "given", None
+        box_format = prediction.box_format or self.settings.box_format
+        if box_format is None:
+            raise ConfigError(
+                f"prediction {prediction.id!r} has no parsed boxes and no box_format; "
+                "pass --box-format to declare the coordinate convention of the responses"
+            )
+        self.tally.box_formats[box_format] += 1
+        parsed = parse_boxes(prediction.response, box_format, _geometry(sample, prediction))
+        self.tally.swapped += parsed.swapped
+        self.tally.clipped += parsed.clipped
+        self.tally.degenerate += parsed.degenerate
+        self.tally.out_of_range += parsed.out_of_range
+        return parsed.boxes, str(parsed.status), box_format
+
+    def _given_boxes(self, sample: GavelSample, given: list[list[float]]) -> list[Box]:
+        boxes: list[Box] = []
+        for values in given:
+            if len(values) != 4 or not all(math.isfinite(v) for v in values):
+                self.tally.degenerate += 1
+                continue
+            box, swapped = order_corners(values)
+            box, clipped = clip_box(box, sample.width, sample.height)
+            self.tally.swapped += swapped
+            self.tally.clipped += clipped
+            if is_degenerate(box):
+                self.tally.degenerate += 1
+                continue
+            boxes.append(box)
+        return boxes
+
+
+def score_predictions(
+    samples: list[GavelSample], predictions: Iterable[Prediction], settings: GavelSettings
+) -> tuple[list[Score], list[str], ScoringTally]:
+    """Score every sample; returns scores in data order, unknown prediction ids, and tallies."""
+    index = {sample.id: i for i, sample in enumerate(samples)}
+    found: list[Prediction | None] = [None] * len(samples)
+    unknown: list[str] = []
+    for prediction in predictions:
+        position = index.get(prediction.id)
+        if position is None:
+            unknown.append(prediction.id)
+        else:
+            found[position] = prediction
+    scorer = GavelScorer(settings)
+    scores = [scorer.score(s, p) for s, p in zip(samples, found, strict=True)]
+    return scores, unknown, scorer.tally
+
+
+# --- reduction to metrics -------------------------------------------------------------------
+
+
+def _columns(scores: list[Score]) -> dict[str, np.ndarray]:
+    has_gold = np.array([s.iou is not None for s in scores], dtype=bool)
+    return {
+        "iou": np.array([s.iou if s.iou is not None else 0.0 for s in scores]),
+        "has_gold": has_gold,
+        "truth": np.array([s.verdict_true for s in scores], dtype=bool),
+        "pred": np.array(
+            [-1 if s.verdict_pred is None else int(s.verdict_pred) for s in scores], dtype=np.int8
+        ),
+        "area": np.array([np.nan if s.area_log2 is None else s.area_log2 for s in scores]),
+    }
+
+
+def _block(
+    cols: dict[str, np.ndarray], mask: np.ndarray, settings: GavelSettings
+) -> dict[str, Any]:
+    ious = cols["iou"][mask & cols["has_gold"]]
+    area = cols["area"][mask]
+    area = area[~np.isnan(area)]
+    cells = confusion(cols["truth"][mask], cols["pred"][mask])
+    return {
+        "grounding": grounding_accuracy(ious, settings.thresholds) | {"n": len(ious)},
+        "verification": verification_metrics(cells),
+        "area_ratio": area_ratio_summary(area),
+    }
+
+
+def summarize(
+    samples: list[GavelSample],
+    scores: list[Score],
+    settings: GavelSettings,
+    tally: ScoringTally,
+) -> dict[str, Any]:
+    """Metrics, per-category breakdowns, outcome counts and intervals for a scored run."""
+    cols = _columns(scores)
+    everything = np.ones(len(scores), dtype=bool)
+    overall = _block(cols, everything, settings)
+    columns = np.array([s.column for s in scores])
+    outcomes = np.array([str(s.outcome) for s in scores])
+
+    per_category: dict[str, Any] = {}
+    for column in CATEGORY_COLUMNS:
+        mask = columns == column
+        if mask.any():
+            block = _block(cols, mask, settings)
+            per_category[column] = {
+                "n": int(mask.sum()),
+                "grounding": block["grounding"],
+                "verification_accuracy": block["verification"]["accuracy"],
+                "area_ratio": {k: block["area_ratio"][k] for k in ("n", "median_log2")},
+                "counts": dict(Counter(outcomes[mask].tolist())),
+            }
+
+    rng = np.random.default_rng(settings.seed)
+    ious = cols["iou"][cols["has_gold"]]
+    ci = {
+        "level": settings.level,
+        "resamples": settings.resamples,
+        "seed": settings.seed,
+        "method": "percentile bootstrap over samples (exact multinomial resampling of counts)",
+        "grounding": grounding_intervals(
+            ious,
+            resamples=settings.resamples,
+            level=settings.level,
+            rng=rng,
+            thresholds=settings.thresholds,
+        ),
+        "verification": verification_intervals(
+            confusion(cols["truth"], cols["pred"]),
+            resamples=settings.resamples,
+            level=settings.level,
+            rng=rng,
+        ),
+    }
+    counts = {o.value: 0 for o in Outcome} | dict(Counter(outcomes.tolist()))
+    counts["total"] = len(scores)
+    gold_areas = [(b[2] - b[0]) * (b[3] - b[1]) for s in samples for b in s.boxes]
+    metrics = {
+        **overall,
+        "explanation": None,
+        "boxes": {
+            "status": dict(tally.box_status),
+            "formats": dict(tally.box_formats),
+            "swapped": tally.swapped,
+            "clipped": tally.clipped,
+            "degenerate_dropped": tally.degenerate,
+            "out_of_range": tally.out_of_range,
+            "ignored_with_clean_verdict": tally.ignored_with_clean_verdict,
+            "mean_pred_boxes": float(np.mean([s.n_pred_boxes for s in scores])) if scores else 0.0,
+        },
+        "gold_box_size_hist": box_size_histogram(np.array(gold_areas)),
+    }
+    return {"metrics": metrics, "per_category": per_category, "counts": counts, "ci": ci}
+
+
+def evaluate_files(
+    data: str | Path,
+    predictions: str | Path,
+    settings: GavelSettings,
+    *,
+    image_root: str | Path | None = None,
+) -> tuple[Result, list[Score]]:
+    """Score a predictions file against a GAVEL data file; nothing here needs the model."""
+    samples, loader = load_samples(data, image_root)
+    reader = PredictionReader(predictions)
+    scores, unknown, tally = score_predictions(samples, reader, settings)
+    summary = summarize(samples, scores, settings, tally)
+    models = sorted({m for m in tally.models if m})
+    warnings = []
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5])
+        warnings.append(f"{len(unknown)} prediction(s) for ids not in the data: {shown}")
+    if summary["counts"][Outcome.MISSING]:
+        warnings.append(f"{summary['counts'][Outcome.MISSING]} sample(s) have no prediction")
+    if loader.report.clipped_boxes:
+        warnings.append(f"{loader.report.clipped_boxes} gold box(es) clipped to the image")
+    manifest = build_manifest(
+        NAME,
+        data_file=str(data),
+        data_sha256=loader.sha256,
+        predictions_file=str(predictions),
+        predictions_sha256=reader.sha256,
+        model=models[0] if len(models) == 1 else (", ".join(models) or None),
+        seed=settings.seed,
+        settings=dataclasses.asdict(settings)
+        | {"iou_tolerance": IOU_TOLERANCE, "match_description": describe(settings.match)},
+    )
+    summary["counts"]["unknown_ids"] = len(unknown)
+    summary["counts"]["gold_boxes_clipped"] = loader.report.clipped_boxes
+    result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
+    return result, scores

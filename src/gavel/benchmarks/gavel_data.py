@@ -1,0 +1,232 @@
+"""Loading and validating GAVEL data files (docs/data-format.md describes the format).
+
+Every line is decoded and checked as it is read; nothing but the set of ids seen so far is
+kept, so validating a file of any length takes bounded memory. The first problem raises a
+:class:`~gavel.errors.DataError` naming file, line and field; :func:`validate_file` instead
+collects every problem.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from gavel.errors import DataError
+from gavel.geometry import clip_box, is_degenerate, xywh_to_xyxy
+from gavel.io.jsonl import HashingReader, decode_line
+from gavel.records import Category, GavelSample
+
+CATEGORIES = {c.value for c in Category}
+MAX_TEXT = 20_000
+
+
+class GavelLine(msgspec.Struct, kw_only=True):
+    """A line as written in the file (boxes as ``x, y, w, h``; size may be absent)."""
+
+    id: str
+    image: str
+    caption: str
+    hallucinated: bool
+    category: str | None = None
+    explanation: str = ""
+    boxes: list[list[float]] = msgspec.field(default_factory=list)
+    width: int | None = None
+    height: int | None = None
+    source: str | None = None
+    split: str | None = None
+
+
+_DECODER = msgspec.json.Decoder(GavelLine)
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def safe_relative_path(image: str) -> tuple[str | None, str | None]:
+    """Normalize an image path that must stay inside the data root: ``(path, error)``."""
+    if not image or "\x00" in image:
+        return None, "empty or invalid image path"
+    candidate = image.replace("\\", "/")
+    if candidate.startswith("/") or _DRIVE.match(candidate):
+        return (
+            None,
+            f"absolute image path {image!r} is not allowed; give it relative to the data root",
+        )
+    normalized = posixpath.normpath(candidate)
+    if normalized == ".." or normalized.startswith("../"):
+        return None, f"image path {image!r} escapes the data root"
+    return normalized, None
+
+
+@dataclass
+class LoadReport:
+    """What the loader fixed or looked up on the way, for the result's warnings."""
+
+    samples: int = 0
+    clipped_boxes: int = 0
+    sizes_read_from_images: int = 0
+    categories: Counter[str] = field(default_factory=Counter)
+
+
+class GavelLoader:
+    """Iterate a GAVEL JSONL file as validated :class:`GavelSample` records."""
+
+    def __init__(self, path: str | Path, image_root: str | Path | None = None):
+        self.path = Path(path)
+        self.image_root = Path(image_root) if image_root is not None else self.path.parent
+        self.report = LoadReport()
+        self._reader = HashingReader(self.path)
+        self._seen: dict[str, int] = {}
+
+    @property
+    def sha256(self) -> str:
+        return self._reader.sha256
+
+    def __iter__(self) -> Iterator[GavelSample]:
+        for number, line in self._reader:
+            yield self.parse(number, line)
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        return iter(self._reader)
+
+    def fail(self, line: int, field_name: str | None, message: str) -> DataError:
+        return DataError(self.path, line, field_name, message)
+
+    def parse(self, number: int, line: bytes) -> GavelSample:
+        raw = decode_line(_DECODER, self.path, number, line, GavelLine)
+        self._check_id(number, raw.id)
+        image, error = safe_relative_path(raw.image)
+        if error:
+            raise self.fail(number, "image", error)
+        self._check_text(number, raw)
+        self._check_category(number, raw)
+        width, height = self._size(number, raw, image)
+        boxes = self._boxes(number, raw, width, height)
+        self.report.samples += 1
+        self.report.categories[raw.category or "clean"] += 1
+        return GavelSample(
+            id=raw.id,
+            image=image,
+            caption=raw.caption,
+            hallucinated=raw.hallucinated,
+            category=raw.category,
+            explanation=raw.explanation,
+            boxes=boxes,
+            width=width,
+            height=height,
+            source=raw.source,
+            split=raw.split,
+        )
+
+    def _check_id(self, number: int, sample_id: str) -> None:
+        if not sample_id.strip():
+            raise self.fail(number, "id", "empty id")
+        if sample_id in self._seen:
+            raise self.fail(
+                number, "id", f"duplicate id {sample_id!r} (first on line {self._seen[sample_id]})"
+            )
+        self._seen[sample_id] = number
+
+    def _check_text(self, number: int, raw: GavelLine) -> None:
+        if not raw.caption.strip():
+            raise self.fail(number, "caption", "empty caption")
+        for name in ("caption", "explanation"):
+            if len(getattr(raw, name)) > MAX_TEXT:
+                raise self.fail(number, name, f"longer than {MAX_TEXT} characters")
+
+    def _check_category(self, number: int, raw: GavelLine) -> None:
+        if raw.hallucinated:
+            if raw.category not in CATEGORIES:
+                allowed = ", ".join(c.value for c in Category)
+                got = "missing" if raw.category is None else f"unknown category {raw.category!r}"
+                raise self.fail(number, "category", f"{got}; expected one of: {allowed}")
+        else:
+            if raw.category is not None:
+                raise self.fail(number, "category", "must be null when hallucinated is false")
+            if raw.boxes:
+                raise self.fail(number, "boxes", "must be empty when hallucinated is false")
+
+    def _size(self, number: int, raw: GavelLine, image: str) -> tuple[int, int]:
+        if raw.width is not None and raw.height is not None:
+            for name, value in (("width", raw.width), ("height", raw.height)):
+                if value <= 0:
+                    raise self.fail(number, name, f"must be a positive integer, got {value}")
+            return raw.width, raw.height
+        path = self.image_root / image
+        root = os.path.realpath(self.image_root)
+        if os.path.commonpath([root, os.path.realpath(path)]) != root:
+            raise self.fail(number, "image", f"image path {raw.image!r} escapes the data root")
+        if not path.is_file():
+            raise self.fail(
+                number,
+                "width",
+                f"width/height absent and image {image!r} not found under the data root",
+            )
+        try:
+            from PIL import Image
+
+            with Image.open(path) as img:
+                width, height = img.size
+        except Exception as error:  # Pillow raises many types for unreadable files
+            raise self.fail(number, "image", f"cannot read image size ({error})") from None
+        self.report.sizes_read_from_images += 1
+        return width, height
+
+    def _boxes(
+        self, number: int, raw: GavelLine, width: int, height: int
+    ) -> list[tuple[float, float, float, float]]:
+        boxes = []
+        for index, box in enumerate(raw.boxes):
+            where = f"boxes[{index}]"
+            if len(box) != 4:
+                raise self.fail(number, where, f"expected [x, y, w, h], got {len(box)} numbers")
+            if not all(math.isfinite(v) for v in box):
+                raise self.fail(number, where, "non-finite number (NaN or Infinity)")
+            if box[2] < 0 or box[3] < 0:
+                raise self.fail(number, where, f"negative width or height in {box}")
+            if box[2] == 0 or box[3] == 0:
+                raise self.fail(number, where, f"zero-size box {box}")
+            xyxy, clipped = clip_box(xywh_to_xyxy(box), width, height)
+            if is_degenerate(xyxy):
+                raise self.fail(number, where, f"box {box} lies outside the {width}x{height} image")
+            self.report.clipped_boxes += clipped
+            boxes.append(xyxy)
+        return boxes
+
+
+def load_samples(
+    path: str | Path, image_root: str | Path | None = None
+) -> tuple[list[GavelSample], GavelLoader]:
+    """All samples of a file (the loader is returned for its hash and report)."""
+    loader = GavelLoader(path, image_root)
+    samples = list(loader)
+    if not samples:
+        raise DataError(path, None, None, "no samples in file")
+    return samples, loader
+
+
+def validate_file(
+    path: str | Path, image_root: str | Path | None = None, *, max_errors: int = 50
+) -> tuple[LoadReport, list[DataError]]:
+    """Check every line, collecting up to ``max_errors`` problems instead of stopping."""
+    loader = GavelLoader(path, image_root)
+    errors: list[DataError] = []
+    try:
+        for number, line in loader.lines():
+            try:
+                loader.parse(number, line)
+            except DataError as error:
+                errors.append(error)
+                if len(errors) >= max_errors:
+                    break
+    except DataError as error:  # the file itself cannot be read
+        errors.append(error)
+    if not errors and loader.report.samples == 0:
+        errors.append(DataError(path, None, None, "no samples in file"))
+    return loader.report, errors

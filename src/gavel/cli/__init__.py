@@ -1,0 +1,1 @@
+"""The ``gavel`` command line: one small module per subcommand."""

@@ -1,0 +1,92 @@
+"""``gavel data validate|stats``: check and describe GAVEL data files."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from gavel.benchmarks.gavel_data import validate_file
+from gavel.benchmarks.gavel_stats import data_stats
+
+
+@click.group()
+def data() -> None:
+    """Check and describe data files."""
+
+
+@data.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--image-root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder the image paths are relative to [default: the file's folder].",
+)
+@click.option(
+    "--max-errors",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Stop after this many problems.",
+)
+def validate(file: Path, image_root: Path | None, max_errors: int) -> None:
+    """Check every line of a GAVEL data file; list each problem with its line and field.
+
+    Exits 1 when any problem is found.
+    """
+    report, errors = validate_file(file, image_root, max_errors=max_errors)
+    for error in errors:
+        click.echo(f"error: {error}", err=True)
+    if errors:
+        more = " (stopped early)" if len(errors) >= max_errors else ""
+        click.echo(f"{file}: {len(errors)} problem(s){more}", err=True)
+        sys.exit(1)
+    clipped = (
+        f", {report.clipped_boxes} box(es) clipped to the image" if report.clipped_boxes else ""
+    )
+    click.echo(f"{file}: OK, {report.samples} samples{clipped}")
+
+
+@data.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--image-root", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--format", "style", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+def stats(file: Path, image_root: Path | None, style: str) -> None:
+    """Counts per category, source and split; caption length; boxes per sample; box sizes."""
+    summary = data_stats(file, image_root)
+    if style == "json":
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(
+        f"{summary['file']}: {summary['samples']} samples, {summary['images']} images, "
+        f"{summary['hallucinated']} hallucinated"
+    )
+    for title, key in (
+        ("category", "per_category"),
+        ("source", "per_source"),
+        ("split", "per_split"),
+    ):
+        click.echo(f"\nper {title}:")
+        for name, count in summary[key].items():
+            click.echo(f"  {name:<24} {count:>8}")
+    words = summary["caption_words"]
+    click.echo(
+        f"\ncaption words: mean {words['mean']:.1f}, median {words['median']:.0f}, "
+        f"min {words['min']:.0f}, max {words['max']:.0f}"
+    )
+    boxes = summary["boxes_per_hallucinated_sample"]
+    if boxes["mean"] is not None:
+        click.echo(
+            f"boxes per hallucinated sample: mean {boxes['mean']:.2f}, "
+            f"distribution {boxes['distribution']}"
+        )
+    click.echo("\ngold box area (pixels), per decade:")
+    total = sum(summary["box_size_hist"].values()) or 1
+    for label, count in summary["box_size_hist"].items():
+        bar = "#" * round(40 * count / total)
+        click.echo(f"  {label:<10} {count:>7}  {bar}")

@@ -1,0 +1,48 @@
+"""Entry point: assembles the subcommands and turns user errors into clear messages."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gavel import __version__
+from gavel.cli.data import data
+from gavel.cli.demo import demo
+from gavel.cli.score import score
+from gavel.errors import GavelError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="gavel")
+def cli() -> None:
+    """Measure how well vision-language models find, explain and localize hallucinations.
+
+    \b
+    Typical use:
+      gavel demo                                 everything offline, on built-in data
+      gavel data validate test.jsonl             check a data file
+      gavel score --data test.jsonl --predictions pred.jsonl --out run/results.json
+    """
+
+
+cli.add_command(score)
+cli.add_command(data)
+cli.add_command(demo)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except GavelError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)

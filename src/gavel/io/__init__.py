@@ -1,0 +1,1 @@
+"""Reading and writing the JSONL files that connect the steps."""

@@ -1,0 +1,1 @@
+"""Reductions from per-sample scores to the numbers in the tables."""

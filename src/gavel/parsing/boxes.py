@@ -1,0 +1,255 @@
+"""One parser from model text to boxes in original-image pixels.
+
+It recognizes the box syntaxes that VLM families actually emit, reads the four numbers in the
+order the text gives them, and hands them to the *declared* convention for scaling. It never
+raises on model text; it returns a status:
+
+- ``ok``: boxes found in a structured syntax (a JSON key, a model's box tags or tokens);
+- ``lenient``: boxes found only as bare ``[x1, y1, x2, y2]`` lists in prose;
+- ``none``: the answer states there is no box, or contains no box at all;
+- ``invalid``: something box-like was found but no usable box came out of it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gavel.geometry import Box, clip_box, is_degenerate, order_corners
+from gavel.parsing.conventions import Convention, ImageGeometry, get_convention
+from gavel.parsing.structured import MAX_TEXT, decode_literal, strip_think, structured_candidates
+
+
+class BoxStatus(StrEnum):
+    OK = "ok"
+    LENIENT = "lenient"
+    NONE = "none"
+    INVALID = "invalid"
+
+
+@dataclass
+class BoxParse:
+    """Boxes in original pixels plus an account of everything fixed or dropped on the way."""
+
+    status: BoxStatus
+    boxes: list[Box] = field(default_factory=list)
+    syntax: str | None = None
+    swapped: int = 0
+    clipped: int = 0
+    degenerate: int = 0
+    malformed: int = 0
+    out_of_range: int = 0
+    #: The answer said explicitly that there is no box (null, [], "no box").
+    stated_none: bool = False
+
+
+#: JSON keys whose value is a box, a list of boxes, or null.
+BOX_KEYS = ("bbox_2d", "box_2d", "bbox", "boxes", "box", "bboxes", "bounding_box", "bounding_boxes")
+
+# Tag syntaxes whose content is a (list of) numeric box(es).
+_TAGGED = [
+    ("internvl", re.compile(r"<box>\s*(.*?)\s*</box>", re.DOTALL)),
+    ("deepseek", re.compile(r"<\|det\|>\s*(.*?)\s*<\|/det\|>", re.DOTALL)),
+    ("glm", re.compile(r"<\|begin_of_box\|>\s*(.*?)\s*<\|end_of_box\|>", re.DOTALL)),
+]
+_QWEN2 = re.compile(
+    r"<\|box_start\|>\s*\(\s*([-\d.eE+]+)\s*,\s*([-\d.eE+]+)\s*\)\s*,\s*"
+    r"\(\s*([-\d.eE+]+)\s*,\s*([-\d.eE+]+)\s*\)\s*<\|box_end\|>"
+)
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_PLAIN = re.compile(
+    rf"[\[(]\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*[\])]"
+)
+_NO_BOX = re.compile(
+    r"\b(no (bounding )?box(es)?|no region|not applicable|n/a|none)\b", re.IGNORECASE
+)
+
+
+@dataclass
+class _Raw:
+    """Numbers as written, before conversion."""
+
+    quads: list[tuple[float, float, float, float]] = field(default_factory=list)
+    malformed: int = 0
+    explicit_none: bool = False
+    syntax: str | None = None
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _collect_boxes(value: Any, raw: _Raw) -> None:
+    """Gather quads from a decoded box value: a quad, a list of quads, or dicts holding them."""
+    if value is None or value == [] or (isinstance(value, str) and _NO_BOX.search(value)):
+        raw.explicit_none = True
+        return
+    if isinstance(value, dict):
+        _collect_from_object(value, raw)
+        return
+    if isinstance(value, list):
+        numbers = [_as_number(v) for v in value]
+        if value and all(not isinstance(v, list | dict) for v in value):
+            if len(value) == 4 and all(n is not None for n in numbers):
+                raw.quads.append(tuple(numbers))  # type: ignore[arg-type]
+            else:
+                raw.malformed += 1
+            return
+        for item in value:
+            _collect_boxes(item, raw)
+        return
+    raw.malformed += 1
+
+
+def _collect_from_object(obj: dict[str, Any], raw: _Raw) -> bool:
+    """Look for box keys in an object (and in nested objects/lists). True if any key was seen."""
+    seen = False
+    lowered = {str(k).lower(): v for k, v in obj.items()}
+    for key in BOX_KEYS:
+        if key in lowered:
+            seen = True
+            _collect_boxes(lowered[key], raw)
+            break
+    if not seen:
+        for value in lowered.values():
+            if isinstance(value, dict):
+                seen = _collect_from_object(value, raw) or seen
+            elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
+                for item in value:
+                    if isinstance(item, dict):
+                        seen = _collect_from_object(item, raw) or seen
+    return seen
+
+
+def _from_structures(text: str, raw: _Raw) -> None:
+    """Boxes under a known key of a JSON/Python object (or a list of such objects).
+
+    A bare numeric list is not taken here: without a key it is no stronger evidence than a
+    list in prose, and is left to the lenient pass.
+    """
+    for value in structured_candidates(text):
+        objects = [value] if isinstance(value, dict) else []
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            objects = value
+        seen = False
+        for obj in objects:
+            seen = _collect_from_object(obj, raw) or seen
+        if seen:
+            raw.syntax = "json"
+            return
+
+
+def _from_tags(text: str, raw: _Raw) -> None:
+    for name, pattern in _TAGGED:
+        contents = pattern.findall(text)
+        if not contents:
+            continue
+        raw.syntax = name
+        for content in contents:
+            value = decode_literal(content)
+            if value is None:
+                raw.malformed += 1
+            else:
+                _collect_boxes(value, raw)
+        return
+    matches = _QWEN2.findall(text)
+    if matches:
+        raw.syntax = "qwen2-vl"
+        for groups in matches:
+            raw.quads.append(tuple(float(g) for g in groups))  # type: ignore[arg-type]
+
+
+def _from_tokens(text: str, convention: Convention, raw: _Raw) -> None:
+    assert convention.token is not None
+    values = [float(m) for m in convention.token.findall(text)]
+    if not values:
+        return
+    raw.syntax = convention.name
+    for i in range(0, len(values) - len(values) % 4, 4):
+        raw.quads.append(tuple(values[i : i + 4]))  # type: ignore[arg-type]
+    if len(values) % 4:
+        raw.malformed += 1
+
+
+def _from_plain(text: str, raw: _Raw) -> None:
+    for groups in _PLAIN.findall(text):
+        raw.quads.append(tuple(float(g) for g in groups))  # type: ignore[arg-type]
+    if raw.quads:
+        raw.syntax = "plain"
+
+
+def extract_raw(text: str, convention: Convention) -> tuple[_Raw, bool]:
+    """Numbers as written in the text, and whether they came from a strict syntax."""
+    text = strip_think(text[:MAX_TEXT])
+    raw = _Raw()
+    if convention.token is not None:
+        _from_tokens(text, convention, raw)
+        if raw.syntax:
+            return raw, True
+    _from_tags(text, raw)
+    if raw.syntax:
+        return raw, True
+    _from_structures(text, raw)
+    if raw.syntax:
+        return raw, True
+    _from_plain(text, raw)
+    if raw.quads:
+        return raw, False
+    raw.explicit_none = bool(_NO_BOX.search(text))
+    return raw, False
+
+
+def convert_quads(
+    quads: list[tuple[float, float, float, float]],
+    convention: Convention,
+    geometry: ImageGeometry,
+    result: BoxParse,
+) -> None:
+    """Scale, order, clip and filter quads into ``result.boxes``, counting each fix."""
+    low, high = convention.value_range or (-math.inf, math.inf)
+    for quad in quads:
+        if not all(math.isfinite(v) for v in quad):
+            result.malformed += 1
+            continue
+        if any(v < low or v > high for v in quad):
+            result.out_of_range += 1
+        box, swapped = order_corners(convention.to_pixels(quad, geometry))
+        box, clipped = clip_box(box, geometry.width, geometry.height)
+        result.swapped += swapped
+        result.clipped += clipped
+        if is_degenerate(box):
+            result.degenerate += 1
+            continue
+        result.boxes.append(box)
+
+
+def parse_boxes(text: str | None, box_format: str, geometry: ImageGeometry) -> BoxParse:
+    """Parse every box in ``text`` under the declared ``box_format`` into original pixels.
+
+    Raises only for a bad *declaration* (unknown format); never for the text itself.
+    """
+    convention = get_convention(box_format)
+    if not text:
+        return BoxParse(BoxStatus.NONE)
+    raw, strict = extract_raw(text, convention)
+    result = BoxParse(
+        BoxStatus.NONE, syntax=raw.syntax, malformed=raw.malformed, stated_none=raw.explicit_none
+    )
+    convert_quads(raw.quads, convention, geometry, result)
+    if result.boxes:
+        result.status = BoxStatus.OK if strict else BoxStatus.LENIENT
+    elif raw.quads or raw.malformed:
+        result.status = BoxStatus.INVALID
+    return result

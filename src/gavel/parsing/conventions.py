@@ -1,0 +1,204 @@
+"""Box coordinate conventions: how four numbers in a model's answer map to original pixels.
+
+A convention is always *declared* (by the preset, the adapter, the prediction record or
+``--box-format``), never guessed from the numbers and never from the gold boxes: choosing the
+convention that best matches the gold inflates scores.
+
+Each convention knows the order of its four numbers and how to scale them. The token
+conventions (``loc1000``, ``loc1024-yx``, ``coord-tokens``) also own their token syntax.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gavel.geometry import Box
+
+
+@dataclass(frozen=True)
+class ImageGeometry:
+    """Sizes a convention may need: the original image, as sent, and as the model saw it."""
+
+    width: int
+    height: int
+    sent_size: tuple[int, int] | None = None
+    input_size: tuple[int, int] | None = None
+
+
+class ConventionError(ValueError):
+    """The convention cannot be applied (for example a required size is unknown)."""
+
+
+@dataclass(frozen=True)
+class Convention:
+    name: str
+    description: str
+    #: Maps the four numbers, in the order the model wrote them, to (x1, y1, x2, y2) pixels.
+    to_pixels: Callable[[tuple[float, float, float, float], ImageGeometry], Box]
+    #: For token conventions: a regex whose group 1 is one coordinate's integer.
+    token: re.Pattern[str] | None = None
+    #: Allowed range of raw values, used to reject impossible numbers as invalid.
+    value_range: tuple[float, float] | None = None
+
+
+_CONVENTIONS: dict[str, Convention] = {}
+
+
+def register(convention: Convention) -> Convention:
+    _CONVENTIONS[convention.name] = convention
+    return convention
+
+
+def get_convention(name: str) -> Convention:
+    try:
+        return _CONVENTIONS[name]
+    except KeyError:
+        known = ", ".join(_CONVENTIONS)
+        raise ConventionError(f"unknown box format {name!r}; choose one of: {known}") from None
+
+
+def convention_names() -> list[str]:
+    return list(_CONVENTIONS)
+
+
+def _scaled(sx: float, sy: float, values: tuple[float, float, float, float]) -> Box:
+    x1, y1, x2, y2 = values
+    return (x1 * sx, y1 * sy, x2 * sx, y2 * sy)
+
+
+def _yx_first(values: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    y1, x1, y2, x2 = values
+    return (x1, y1, x2, y2)
+
+
+# Qwen2.5-VL resizes every image so both sides are multiples of 28 with a bounded pixel count;
+# its boxes are pixels of that resized input. These are the processor's defaults.
+QWEN25_FACTOR = 28
+QWEN25_MIN_PIXELS = 56 * 56
+QWEN25_MAX_PIXELS = 28 * 28 * 16384
+
+
+def qwen_smart_resize(
+    width: int,
+    height: int,
+    factor: int = QWEN25_FACTOR,
+    min_pixels: int = QWEN25_MIN_PIXELS,
+    max_pixels: int = QWEN25_MAX_PIXELS,
+) -> tuple[int, int]:
+    """The model-input size Qwen2.5-VL's processor produces for an image (width, height)."""
+    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = max(factor, round(width / factor) * factor)
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return w_bar, h_bar
+
+
+def _pixel(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    sent_w, sent_h = g.sent_size or (g.width, g.height)
+    return _scaled(g.width / sent_w, g.height / sent_h, values)
+
+
+def _resized_pixel(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    in_w, in_h = g.input_size or qwen_smart_resize(g.width, g.height)
+    return _scaled(g.width / in_w, g.height / in_h, values)
+
+
+def _relative(divisor: float) -> Callable[[tuple[float, float, float, float], ImageGeometry], Box]:
+    def convert(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+        return _scaled(g.width / divisor, g.height / divisor, values)
+
+    return convert
+
+
+def _florence_bins(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    # Florence-2 quantizes with floor into 1000 bins and dequantizes to the bin centre.
+    x1, y1, x2, y2 = values
+    bw, bh = g.width / 1000, g.height / 1000
+    return ((x1 + 0.5) * bw, (y1 + 0.5) * bh, (x2 + 0.5) * bw, (y2 + 0.5) * bh)
+
+
+def _paligemma_bins(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    return _scaled(g.width / 1024, g.height / 1024, _yx_first(values))
+
+
+def _gemini(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    return _scaled(g.width / 1000, g.height / 1000, _yx_first(values))
+
+
+def _coord_tokens(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    # Inverse of q(v, S) = round(512 * clip((v - S/2) / (S/2), -1, 1)) from the paper's A.2.
+    x1, y1, x2, y2 = values
+    hw, hh = g.width / 2, g.height / 2
+    return (hw + x1 / 512 * hw, hh + y1 / 512 * hh, hw + x2 / 512 * hw, hh + y2 / 512 * hh)
+
+
+register(Convention("pixel", "pixels of the image as sent (scaled by original/sent size)", _pixel))
+register(
+    Convention(
+        "resized-pixel",
+        "pixels of the model's resized input (Qwen2.5-VL); input size from the prediction, "
+        "else Qwen2.5-VL's smart_resize with its default limits",
+        _resized_pixel,
+    )
+)
+register(Convention("rel1", "relative coordinates in 0-1", _relative(1.0), value_range=(0, 1)))
+register(
+    Convention(
+        "rel1000",
+        "relative 0-1000 (Qwen3-VL, InternVL, GLM-V): v / 1000 * size",
+        _relative(1000.0),
+        value_range=(0, 1000),
+    )
+)
+register(
+    Convention(
+        "rel999",
+        "relative 0-999 (DeepSeek-VL2): v / 999 * size",
+        _relative(999.0),
+        value_range=(0, 999),
+    )
+)
+register(
+    Convention(
+        "loc1000",
+        "Florence-2 <loc_N> tokens, x1 y1 x2 y2, 1000 bins, dequantized at bin centres",
+        _florence_bins,
+        token=re.compile(r"<loc_(\d{1,4})>"),
+        value_range=(0, 999),
+    )
+)
+register(
+    Convention(
+        "loc1024-yx",
+        "PaliGemma <locNNNN> tokens, y1 x1 y2 x2, 1024 bins: v / 1024 * size",
+        _paligemma_bins,
+        token=re.compile(r"<loc(\d{4})>"),
+        value_range=(0, 1023),
+    )
+)
+register(
+    Convention(
+        "yx1000",
+        "Gemini box_2d: [ymin, xmin, ymax, xmax] relative 0-1000",
+        _gemini,
+        value_range=(0, 1000),
+    )
+)
+register(
+    Convention(
+        "coord-tokens",
+        "the GAVEL baseline's <p-512>…<p512> tokens, x1 y1 x2 y2: v = S/2 + N/512 * S/2",
+        _coord_tokens,
+        token=re.compile(r"<p(-?\d{1,3})>"),
+        value_range=(-512, 512),
+    )
+)

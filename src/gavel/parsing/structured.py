@@ -1,0 +1,132 @@
+"""Find structured data (JSON objects, Python literals) inside free model text.
+
+Models wrap JSON in code fences, put prose around it, use single quotes or tuples, or think
+aloud first. This module finds every candidate and decodes it without ever raising: model text
+is untrusted input, and a parser that throws on it loses the sample's raw output.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+#: Longest text considered; longer responses are cut (the raw text is stored elsewhere anyway).
+MAX_TEXT = 200_000
+#: Most bracketed spans tried per response, so hostile text cannot make parsing quadratic.
+MAX_CANDIDATES = 64
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\s*\n?(.*?)```", re.DOTALL)
+_OPENERS = {"{": "}", "[": "]"}
+
+
+def strip_think(text: str) -> str:
+    """Remove ``<think>…</think>`` blocks; an unclosed block drops everything before ``</think>``."""
+    text = _THINK.sub("", text)
+    if "</think>" in text.lower():
+        text = text[text.lower().rindex("</think>") + len("</think>") :]
+    return text
+
+
+def _balanced_spans(text: str) -> list[str]:
+    """Outermost ``{…}`` / ``[…]`` spans, aware of quoted strings."""
+    spans: list[str] = []
+    i, n = 0, len(text)
+    while i < n and len(spans) < MAX_CANDIDATES:
+        if text[i] not in _OPENERS:
+            i += 1
+            continue
+        end = _match_close(text, i)
+        if end is None:
+            i += 1
+            continue
+        spans.append(text[i : end + 1])
+        i = end + 1
+    return spans
+
+
+def _match_close(text: str, start: int) -> int | None:
+    stack = [_OPENERS[text[start]]]
+    quote: str | None = None
+    i = start + 1
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            # An apostrophe inside prose ("the cat's") is not a quote in JSON; only treat it as
+            # one when it follows a delimiter, as in a Python literal.
+            prev = text[i - 1] if i > 0 else ""
+            if ch == '"' or prev in "[{(,: \n\t":
+                quote = ch
+        elif ch in _OPENERS:
+            stack.append(_OPENERS[ch])
+        elif ch in "}]":
+            if ch != stack[-1]:
+                return None
+            stack.pop()
+            if not stack:
+                return i
+        i += 1
+    return None
+
+
+def decode_literal(fragment: str) -> Any | None:
+    """Decode JSON, falling back to a Python literal (single quotes, tuples, True/None)."""
+    fragment = fragment.strip()
+    if not fragment:
+        return None
+    try:
+        return json.loads(fragment)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        value = ast.literal_eval(fragment)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return _lists(value)
+
+
+def _lists(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _lists(v) for k, v in value.items()}
+    return value
+
+
+def structured_candidates(text: str) -> list[Any]:
+    """Decoded structures in the order a reader would trust them.
+
+    Fenced blocks first, then the whole text, then bracketed spans found in prose.
+    """
+    text = text[:MAX_TEXT]
+    found: list[Any] = []
+    for block in _FENCE.findall(text):
+        value = decode_literal(block)
+        if value is not None:
+            found.append(value)
+        else:
+            found.extend(v for s in _balanced_spans(block) if (v := decode_literal(s)) is not None)
+    if found:
+        return found
+    whole = decode_literal(text)
+    if isinstance(whole, dict | list):
+        return [whole]
+    return [v for s in _balanced_spans(text) if (v := decode_literal(s)) is not None]
+
+
+def first_object(text: str) -> dict[str, Any] | None:
+    """The first decoded JSON object (a dict) in the text, if any."""
+    for value in structured_candidates(text):
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            return value[0]
+    return None

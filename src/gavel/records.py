@@ -1,0 +1,172 @@
+"""The typed records that cross every boundary: Sample, Prediction, Score, Result, Manifest.
+
+They are ``msgspec`` structs: decoding a JSON line into one validates every field's type in a
+single pass written in C, which is what lets ``gavel score`` read 100,000 predictions in well
+under a second, and a type error names the field (``$.boxes[0]``) for the error message.
+
+The predictions file (JSONL of :class:`Prediction`) is the contract between generating and
+scoring: it keeps the raw model text verbatim, so any score can be recomputed and traced.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+#: Version of the on-disk layouts below; bumped when a field changes meaning.
+SCHEMA_VERSION = 1
+
+
+class Category(StrEnum):
+    """GAVEL hallucination categories (the paper's Table 1 columns, minus "No hall.")."""
+
+    ACT = "Act"
+    ATTR = "Attr"
+    COLOR = "Color"
+    LOC = "Loc"
+    OBJ = "Obj"
+    QTY = "Qty"
+    STATE = "State"
+    SIZE = "Size"
+    OTHER = "Other"
+
+
+#: Column name the paper uses for samples without a hallucination.
+NO_HALLUCINATION = "No hall."
+
+#: Table 1's column order for per-category reports.
+CATEGORY_COLUMNS = [
+    "Act",
+    "Attr",
+    "Color",
+    "Loc",
+    "Obj",
+    "Qty",
+    "State",
+    "Size",
+    NO_HALLUCINATION,
+    "Other",
+]
+
+
+class Outcome(StrEnum):
+    """What happened to one sample. Metrics report a count of every outcome.
+
+    ``missing`` is a data id with no prediction line: it is counted apart from ``model_error``
+    so a truncated predictions file cannot pass as a flaky model.
+    """
+
+    OK = "ok"
+    UNPARSEABLE = "unparseable"
+    MODEL_ERROR = "model_error"
+    JUDGE_ERROR = "judge_error"
+    MISSING = "missing"
+    SKIPPED = "skipped"
+
+
+class Sample(msgspec.Struct, kw_only=True):
+    """One benchmark item. Benchmarks subclass it with their own fields."""
+
+    id: str
+    category: str | None = None
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class GavelSample(Sample, kw_only=True):
+    """A GAVEL item after loading: boxes are ``(x1, y1, x2, y2)`` in original pixels."""
+
+    image: str
+    caption: str
+    hallucinated: bool
+    explanation: str = ""
+    boxes: list[tuple[float, float, float, float]] = msgspec.field(default_factory=list)
+    width: int
+    height: int
+    source: str | None = None
+    split: str | None = None
+
+    @property
+    def column(self) -> str:
+        """The Table 1 column this sample is reported under."""
+        return self.category if self.hallucinated and self.category else NO_HALLUCINATION
+
+
+class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What a model said about one sample (one line of a predictions file).
+
+    ``response`` is kept verbatim. Parsed fields are optional: when absent, scoring parses
+    ``response`` under the declared ``box_format``. ``sent_size`` and ``input_size`` are
+    ``[width, height]`` of the image as sent and of the model's resized input, needed by the
+    ``pixel`` and ``resized-pixel`` conventions.
+    """
+
+    id: str
+    response: str | None = None
+    hallucinated: bool | None = None
+    explanation: str | None = None
+    boxes: list[list[float]] | None = None
+    box_format: str | None = None
+    parse_status: str | None = None
+    error: str | None = None
+    model: str | None = None
+    sent_size: list[int] | None = None
+    input_size: list[int] | None = None
+    latency_s: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    meta: dict[str, Any] | None = None
+
+
+class Score(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The per-sample outcome and the values that metrics reduce."""
+
+    id: str
+    outcome: Outcome
+    column: str
+    verdict_true: bool
+    verdict_pred: bool | None = None
+    iou: float | None = None
+    n_pred_boxes: int = 0
+    n_gold_boxes: int = 0
+    pred_boxes: list[list[float]] = msgspec.field(default_factory=list)
+    box_status: str | None = None
+    box_format: str | None = None
+    area_log2: float | None = None
+    explanation: str | None = None
+    detail: str | None = None
+
+
+class Manifest(msgspec.Struct, kw_only=True):
+    """Everything needed to know how a number was made, and to make it again."""
+
+    gavel_version: str
+    schema_version: int = SCHEMA_VERSION
+    git_revision: str | None = None
+    created_at: str
+    command: list[str] = msgspec.field(default_factory=list)
+    benchmark: str
+    data_file: str | None = None
+    data_sha256: str | None = None
+    predictions_file: str | None = None
+    predictions_sha256: str | None = None
+    model: str | None = None
+    adapter: dict[str, Any] = msgspec.field(default_factory=dict)
+    prompt_sha256: str | None = None
+    judge: dict[str, Any] | None = None
+    seed: int | None = None
+    settings: dict[str, Any] = msgspec.field(default_factory=dict)
+    libraries: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class Result(msgspec.Struct, kw_only=True):
+    """A scored run: headline metrics, breakdowns, outcome counts, intervals, provenance."""
+
+    benchmark: str
+    metrics: dict[str, Any]
+    per_category: dict[str, Any]
+    counts: dict[str, int]
+    ci: dict[str, Any]
+    manifest: Manifest
+    warnings: list[str] = msgspec.field(default_factory=list)

@@ -1,0 +1,1 @@
+"""Tables (and later plots and HTML) made from results."""

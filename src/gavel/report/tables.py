@@ -1,0 +1,94 @@
+"""The paper's Table 1 layout, rendered as a terminal table, Markdown, CSV or JSON.
+
+Values are on 0–100 with one decimal, as in the paper. A table is built once as plain rows
+(:class:`Table`) and every output format renders those same rows, so the formats cannot disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gavel.records import CATEGORY_COLUMNS, Result
+
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    notes: list[str]
+
+
+def fmt(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def gavel_table(runs: Sequence[tuple[str, Result]]) -> Table:
+    """One row per run: grounding, verification, explanation (when judged) and failures."""
+    with_explanation = any(r.metrics.get("explanation") for _, r in runs)
+    headers = ["Method", "A@0.3", "A@0.5", "A@0.7", "Acc", "P", "R", "F1"]
+    if with_explanation:
+        headers += ["Avg", *CATEGORY_COLUMNS]
+    headers += ["log2 area", "n", "failed"]
+    rows = []
+    for name, result in runs:
+        g = result.metrics["grounding"]
+        v = result.metrics["verification"]
+        row = [name, fmt(g["A@0.3"]), fmt(g["A@0.5"]), fmt(g["A@0.7"])]
+        row += [fmt(v["accuracy"]), fmt(v["precision"]), fmt(v["recall"]), fmt(v["f1"])]
+        if with_explanation:
+            e = result.metrics.get("explanation") or {}
+            row += [fmt(e.get("Avg"), 0)] + [fmt(e.get(c), 0) for c in CATEGORY_COLUMNS]
+        c = result.counts
+        failed = c.get("missing", 0) + c.get("model_error", 0) + c.get("unparseable", 0)
+        row += [fmt(result.metrics["area_ratio"]["median_log2"], 2), str(c["total"]), str(failed)]
+        rows.append(row)
+    match = runs[0][1].manifest.settings.get("match") if runs else None
+    notes = [
+        f"A@t: % of samples with a gold box whose IoU >= t (match: {match})",
+        "Acc/P/R/F1: verification, hallucinated = positive",
+        "failed = missing + model errors + unparseable (all counted as wrong)",
+    ]
+    return Table("GAVEL", headers, rows, notes)
+
+
+def render(table: Table, style: str, results: Sequence[tuple[str, Result]] = ()) -> str:
+    if style == "markdown":
+        lines = ["| " + " | ".join(table.headers) + " |", "|" + "---|" * len(table.headers)]
+        lines += ["| " + " | ".join(row) + " |" for row in table.rows]
+        return "\n".join(lines) + "\n"
+    if style == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(table.headers)
+        writer.writerows(table.rows)
+        return buffer.getvalue()
+    if style == "json":
+        import msgspec
+
+        payload: dict[str, Any] = {name: msgspec.to_builtins(r) for name, r in results}
+        return json.dumps(payload, indent=2) + "\n"
+    return _rich(table)
+
+
+def _rich(table: Table) -> str:
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    rich_table = RichTable(title=table.title, caption="\n".join(table.notes))
+    for index, header in enumerate(table.headers):
+        rich_table.add_column(header, justify="left" if index == 0 else "right")
+    for row in table.rows:
+        rich_table.add_row(*row)
+    console = Console(
+        file=io.StringIO(), width=max(100, 12 * len(table.headers)), force_terminal=False
+    )
+    console.print(rich_table)
+    return console.file.getvalue()  # type: ignore[attr-defined]
