@@ -11,6 +11,7 @@ rounds sub-pixel boxes and its cost grows with the image, while the compressed g
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -32,9 +33,10 @@ def xyxy_to_xywh(box: Sequence[float]) -> tuple[float, float, float, float]:
 
 def order_corners(box: Sequence[float]) -> tuple[Box, bool]:
     """Return the box with ``x1 <= x2`` and ``y1 <= y2``, and whether corners were swapped."""
-    x1, y1, x2, y2 = (float(v) for v in box)
-    swapped = x1 > x2 or y1 > y2
-    return (min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)), swapped
+    x1, y1, x2, y2 = box
+    if x1 <= x2 and y1 <= y2:
+        return (float(x1), float(y1), float(x2), float(y2)), False
+    return (float(min(x1, x2)), float(min(y1, y2)), float(max(x1, x2)), float(max(y1, y2))), True
 
 
 def clip_box(box: Box, width: float, height: float) -> tuple[Box, bool]:
@@ -80,11 +82,44 @@ def iou(a: Box, b: Box) -> float:
 
 
 def union_area(boxes: Sequence[Box]) -> float:
-    """Exact area of the union of axis-aligned boxes (coordinate compression)."""
-    if not boxes:
+    """Exact area of the union of axis-aligned boxes.
+
+    Coordinate compression: between consecutive distinct x edges each box either spans the slab
+    or misses it, so the covered length of the slab is a union of y intervals. Pure Python for
+    the handful of boxes a sample has (numpy's per-call overhead dominates at that size); a
+    vectorized grid for larger sets.
+    """
+    k = len(boxes)
+    if k == 0:
         return 0.0
-    if len(boxes) == 1:
+    if k == 1:
         return area(boxes[0])
+    if k == 2:
+        a, b = boxes
+        overlap = intersection(a, b)
+        return area(a) + area(b) - (area(overlap) if overlap else 0.0)
+    if k > _SWEEP_LIMIT:
+        return _union_area_grid(boxes)
+    xs = sorted({v for b in boxes for v in (b[0], b[2])})
+    total = 0.0
+    for left, right in itertools.pairwise(xs):
+        spans = sorted(
+            (b[1], b[3]) for b in boxes if b[0] <= left and b[2] >= right and b[3] > b[1]
+        )
+        covered, top = 0.0, -math.inf
+        for low, high in spans:
+            if high <= top:
+                continue
+            covered += high - max(low, top)
+            top = high
+        total += covered * (right - left)
+    return total
+
+
+_SWEEP_LIMIT = 16
+
+
+def _union_area_grid(boxes: Sequence[Box]) -> float:
     arr = np.asarray(boxes, dtype=np.float64)
     xs = np.unique(arr[:, [0, 2]])
     ys = np.unique(arr[:, [1, 3]])

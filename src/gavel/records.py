@@ -66,7 +66,7 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"
 
 
-class Sample(msgspec.Struct, kw_only=True):
+class Sample(msgspec.Struct, kw_only=True, gc=False):
     """One benchmark item. Benchmarks subclass it with their own fields."""
 
     id: str
@@ -74,7 +74,7 @@ class Sample(msgspec.Struct, kw_only=True):
     meta: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class GavelSample(Sample, kw_only=True):
+class GavelSample(Sample, kw_only=True, gc=False):
     """A GAVEL item after loading: boxes are ``(x1, y1, x2, y2)`` in original pixels."""
 
     image: str
@@ -93,7 +93,7 @@ class GavelSample(Sample, kw_only=True):
         return self.category if self.hallucinated and self.category else NO_HALLUCINATION
 
 
-class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """What a model said about one sample (one line of a predictions file).
 
     ``response`` is kept verbatim. Parsed fields are optional: when absent, scoring parses
@@ -119,7 +119,7 @@ class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True):
     meta: dict[str, Any] | None = None
 
 
-class Score(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Score(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """The per-sample outcome and the values that metrics reduce."""
 
     id: str

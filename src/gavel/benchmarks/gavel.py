@@ -131,10 +131,11 @@ class GavelScorer:
         if verdict is False and boxes and self.settings.ignore_boxes_when_clean:
             self.tally.ignored_with_clean_verdict += 1
             boxes = []
-        iou = self.policy(boxes, sample.boxes) if sample.boxes else None
-        area_log2 = None
-        if boxes and sample.boxes:
-            area_log2 = math.log2(union_area(boxes) / union_area(sample.boxes))
+        iou = area_log2 = None
+        if sample.boxes:
+            iou = self.policy(boxes, sample.boxes) if boxes else 0.0
+            if boxes:
+                area_log2 = math.log2(union_area(boxes) / union_area(sample.boxes))
         return Score(
             outcome=Outcome.OK,
             verdict_pred=verdict,
@@ -168,15 +169,18 @@ class GavelScorer:
         return parsed.boxes, str(parsed.status), box_format
 
     def _given_boxes(self, sample: GavelSample, given: list[list[float]]) -> list[Box]:
+        """Boxes already in original pixels: order corners, clip, drop what has no area."""
         boxes: list[Box] = []
+        width, height = sample.width, sample.height
         for values in given:
-            if len(values) != 4 or not all(math.isfinite(v) for v in values):
+            if len(values) != 4 or not math.isfinite(sum(values)):
                 self.tally.degenerate += 1
                 continue
             box, swapped = order_corners(values)
-            box, clipped = clip_box(box, sample.width, sample.height)
+            if box[0] < 0 or box[1] < 0 or box[2] > width or box[3] > height:
+                box, _ = clip_box(box, width, height)
+                self.tally.clipped += 1
             self.tally.swapped += swapped
-            self.tally.clipped += clipped
             if is_degenerate(box):
                 self.tally.degenerate += 1
                 continue

@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 
 from gavel.errors import DataError
-from gavel.geometry import clip_box, is_degenerate, xywh_to_xyxy
+from gavel.geometry import clip_box, is_degenerate
 from gavel.io.jsonl import HashingReader, decode_line
 from gavel.records import Category, GavelSample
 
@@ -28,7 +28,7 @@ CATEGORIES = {c.value for c in Category}
 MAX_TEXT = 20_000
 
 
-class GavelLine(msgspec.Struct, kw_only=True):
+class GavelLine(msgspec.Struct, kw_only=True, gc=False):
     """A line as written in the file (boxes as ``x, y, w, h``; size may be absent)."""
 
     id: str
@@ -183,21 +183,33 @@ class GavelLoader:
     ) -> list[tuple[float, float, float, float]]:
         boxes = []
         for index, box in enumerate(raw.boxes):
-            where = f"boxes[{index}]"
             if len(box) != 4:
-                raise self.fail(number, where, f"expected [x, y, w, h], got {len(box)} numbers")
-            if not all(math.isfinite(v) for v in box):
-                raise self.fail(number, where, "non-finite number (NaN or Infinity)")
-            if box[2] < 0 or box[3] < 0:
-                raise self.fail(number, where, f"negative width or height in {box}")
-            if box[2] == 0 or box[3] == 0:
-                raise self.fail(number, where, f"zero-size box {box}")
-            xyxy, clipped = clip_box(xywh_to_xyxy(box), width, height)
-            if is_degenerate(xyxy):
-                raise self.fail(number, where, f"box {box} lies outside the {width}x{height} image")
-            self.report.clipped_boxes += clipped
+                raise self.fail(
+                    number, f"boxes[{index}]", f"expected [x, y, w, h], got {len(box)} numbers"
+                )
+            x, y, w, h = box
+            if not (w > 0 and h > 0 and math.isfinite(x + y + w + h)):
+                raise self.fail(number, f"boxes[{index}]", _box_problem(box))
+            xyxy = (x, y, x + w, y + h)
+            if x < 0 or y < 0 or x + w > width or y + h > height:
+                xyxy, _ = clip_box(xyxy, width, height)
+                if is_degenerate(xyxy):
+                    raise self.fail(
+                        number,
+                        f"boxes[{index}]",
+                        f"box {box} lies outside the {width}x{height} image",
+                    )
+                self.report.clipped_boxes += 1
             boxes.append(xyxy)
         return boxes
+
+
+def _box_problem(box: list[float]) -> str:
+    if not all(math.isfinite(v) for v in box):
+        return "non-finite number (NaN or Infinity)"
+    if box[2] < 0 or box[3] < 0:
+        return f"negative width or height in {box}"
+    return f"zero-size box {box}"
 
 
 def load_samples(

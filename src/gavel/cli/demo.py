@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 
 from gavel.benchmarks.gavel import GavelSettings, evaluate_files
-from gavel.cli.score import run_name, write_run
+from gavel.cli.score import write_run
 from gavel.examples import example_dir
 from gavel.io.files import atomic_write_bytes
+from gavel.matching import policy_names
 from gavel.report.tables import gavel_table, render
 
 
@@ -22,7 +23,13 @@ from gavel.report.tables import gavel_table, render
     show_default=True,
     help="Folder for the results of the demo.",
 )
-@click.option("--match", default="union", show_default=True, help="Multi-box matching policy.")
+@click.option(
+    "--match",
+    type=click.Choice(policy_names()),
+    default="union",
+    show_default=True,
+    help="Multi-box matching policy.",
+)
 def demo(out: Path, match: str) -> None:
     """Score five model families' answers on real photos, offline, and print Table 1.
 
@@ -36,7 +43,8 @@ def demo(out: Path, match: str) -> None:
     runs = []
     for predictions in sorted((examples / "predictions").glob("*.jsonl")):
         result, scores = evaluate_files(examples / "gavel.jsonl", predictions, settings)
-        label = run_name(result, predictions, None)
+        # The responses are hand-written in each family's output format, not real model outputs.
+        label = f"{predictions.stem} format (example)"
         write_run(out / predictions.stem / "results.json", result, scores)
         runs.append((label, result))
     table = gavel_table(runs)

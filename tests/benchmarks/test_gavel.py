@@ -1,0 +1,235 @@
+"""GAVEL scoring: outcomes, the rules for failures, policies, and the results layout."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+from gavel.errors import ConfigError
+from gavel.examples import example_dir
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def data(tmp_path):
+    rows = [
+        # 100x100 images; gold boxes in x, y, w, h.
+        {
+            "id": "hit",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Color",
+            "boxes": [[0, 0, 50, 50]],
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "half",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Color",
+            "boxes": [[0, 0, 50, 50]],
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "count",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Qty",
+            "boxes": [[0, 0, 10, 10], [50, 50, 10, 10]],
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "said-clean",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Obj",
+            "boxes": [[0, 0, 50, 50]],
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "garbled",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Obj",
+            "boxes": [[0, 0, 50, 50]],
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "failed",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Act",
+            "boxes": [[0, 0, 50, 50]],
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "absent",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Act",
+            "boxes": [[0, 0, 50, 50]],
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "clean",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": False,
+            "width": 100,
+            "height": 100,
+        },
+        {
+            "id": "no-box-gold",
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Other",
+            "width": 100,
+            "height": 100,
+        },
+    ]
+    return write_jsonl(tmp_path / "gold.jsonl", rows)
+
+
+@pytest.fixture
+def predictions(tmp_path):
+    rows = [
+        {
+            "id": "hit",
+            "response": '{"hallucination": true, "bbox_2d": [0, 0, 500, 500]}',
+            "box_format": "rel1000",
+        },
+        # Left half of the gold box: IoU 1/2 exactly (a hit at 0.5).
+        {"id": "half", "hallucinated": True, "boxes": [[0, 0, 25, 50]], "explanation": "e"},
+        # One of two counted objects found: union IoU 100/200.
+        {"id": "count", "hallucinated": True, "boxes": [[0, 0, 10, 10]]},
+        # A box given with a "no error" verdict does not localize an error.
+        {
+            "id": "said-clean",
+            "response": '{"hallucination": false, "bbox": [0, 0, 50, 50]}',
+            "box_format": "pixel",
+        },
+        {
+            "id": "garbled",
+            "response": "Let me look at [0, 0, 50, 50] more closely...",
+            "box_format": "pixel",
+        },
+        {"id": "failed", "error": "HTTP 500 after 5 retries"},
+        {"id": "clean", "response": "No, there is no hallucination.", "box_format": "pixel"},
+        {"id": "no-box-gold", "response": "Yes, the caption is wrong.", "box_format": "pixel"},
+        {"id": "stranger", "response": "Yes", "box_format": "pixel"},
+    ]
+    return write_jsonl(tmp_path / "pred.jsonl", rows)
+
+
+def test_outcomes_and_values_by_hand(data, predictions):
+    result, scores = evaluate_files(data, predictions, GavelSettings(resamples=200))
+    by_id = {s.id: s for s in scores}
+    assert by_id["hit"].iou == pytest.approx(1.0)
+    assert by_id["half"].iou == 0.5
+    assert by_id["count"].iou == pytest.approx(0.5)
+    assert by_id["said-clean"].iou == 0.0 and by_id["said-clean"].verdict_pred is False
+    assert by_id["garbled"].outcome == "unparseable" and by_id["garbled"].iou == 0.0
+    assert by_id["failed"].outcome == "model_error"
+    assert by_id["absent"].outcome == "missing"
+    assert by_id["no-box-gold"].iou is None
+
+    counts = result.counts
+    assert (counts["ok"], counts["unparseable"], counts["model_error"], counts["missing"]) == (
+        6,
+        1,
+        1,
+        1,
+    )
+    assert counts["unknown_ids"] == 1 and counts["total"] == 9
+    assert any("stranger" in w for w in result.warnings)
+
+    # Grounding over the 7 samples with a gold box: IoUs 1, .5, .5, then 0 for said-clean, garbled, failed, absent.
+    g = result.metrics["grounding"]
+    assert g["n"] == 7
+    assert g["A@0.3"] == pytest.approx(100 * 3 / 7)
+    assert g["A@0.5"] == pytest.approx(100 * 3 / 7)
+    assert g["A@0.7"] == pytest.approx(100 * 1 / 7)
+
+    # Verification: 8 hallucinated (tp: hit, half, count, no-box-gold; fn: the other four), 1 clean (tn).
+    v = result.metrics["verification"]
+    assert (v["tp"], v["fn"], v["fp"], v["tn"]) == (4, 4, 0, 1)
+    assert v["accuracy"] == pytest.approx(100 * 5 / 9)
+
+    assert result.metrics["boxes"]["ignored_with_clean_verdict"] == 1
+    assert result.metrics["explanation"] is None
+    assert result.per_category["Qty"]["grounding"]["A@0.5"] == 100.0
+    assert result.per_category["No hall."]["verification_accuracy"] == 100.0
+    assert set(result.ci["grounding"]) == {"A@0.3", "A@0.5", "A@0.7"}
+    assert result.manifest.settings["match"] == "union"
+    assert len(result.manifest.data_sha256) == 64
+
+
+def test_policy_changes_multi_box_scores_and_is_recorded(data, predictions):
+    result, scores = evaluate_files(data, predictions, GavelSettings(match="max", resamples=0))
+    assert {s.id: s.iou for s in scores}["count"] == 1.0
+    assert result.manifest.settings["match"] == "max"
+    assert result.ci["grounding"]["A@0.5"] is None  # no resamples, no interval
+
+
+def test_undeclared_box_format_is_a_clear_error(tmp_path, data):
+    pred = write_jsonl(tmp_path / "p.jsonl", [{"id": "hit", "response": "[1, 2, 3, 4]"}])
+    with pytest.raises(ConfigError, match="--box-format"):
+        evaluate_files(data, pred, GavelSettings())
+
+
+def test_declared_box_format_applies_to_undeclared_lines(tmp_path, data):
+    pred = write_jsonl(
+        tmp_path / "p.jsonl",
+        [{"id": "hit", "response": '{"hallucination": true, "bbox": [0, 0, 0.5, 0.5]}'}],
+    )
+    _, scores = evaluate_files(data, pred, GavelSettings(box_format="rel1", resamples=0))
+    assert scores[0].iou == pytest.approx(1.0)
+
+
+def test_the_shipped_examples_score_as_annotated():
+    examples = example_dir("photos")
+    gold = examples / "gavel.jsonl"
+    results = {
+        p.stem: evaluate_files(gold, p, GavelSettings(resamples=0))
+        for p in (examples / "predictions").glob("*.jsonl")
+    }
+    # gpt: one refusal (unparseable) and one wrong "no error" verdict; both clean captions right.
+    gpt, _ = results["gpt"]
+    v = gpt.metrics["verification"]
+    assert gpt.counts["unparseable"] == 1
+    assert (v["tp"], v["fn"], v["fp"], v["tn"]) == (8, 2, 0, 2)
+    # gemini: one sample has no prediction line; one clean caption flagged.
+    gemini, _gemini_scores = results["gemini"]
+    assert gemini.counts["missing"] == 1
+    assert gemini.metrics["verification"]["fp"] == 1
+    # internvl: coffee-2 right verdict but no box; chelsea-1 two boxes in one <box> tag.
+    _, internvl_scores = results["internvl3.5"]
+    by_id = {s.id: s for s in internvl_scores}
+    assert by_id["coffee-2"].iou == 0.0 and by_id["coffee-2"].verdict_pred is True
+    assert by_id["chelsea-1"].n_pred_boxes == 2 and by_id["chelsea-1"].iou > 0.7
+    # qwen2.5-vl: a <think> block before the JSON is skipped; boxes are in resized-input pixels.
+    _, qwen25 = results["qwen2.5-vl"]
+    assert {s.id: s for s in qwen25}["coffee-1"].iou > 0.8
+    for _, scores in results.values():
+        assert all(s.box_status != "invalid" for s in scores)

@@ -1,0 +1,84 @@
+"""``gavel score`` end to end, in a subprocess as a user runs it."""
+
+from __future__ import annotations
+
+import json
+
+from gavel.examples import example_dir
+
+EXAMPLES = example_dir("photos")
+GOLD = EXAMPLES / "gavel.jsonl"
+
+
+def test_score_writes_results_and_per_sample_scores(gavel, tmp_path):
+    out = tmp_path / "run" / "results.json"
+    done = gavel(
+        "score",
+        "--data",
+        GOLD,
+        "--predictions",
+        EXAMPLES / "predictions" / "gpt.jsonl",
+        "--out",
+        out,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "A@0.3" in done.stdout and "gpt-4o" in done.stdout
+    result = json.loads(out.read_text())
+    assert set(result["metrics"]["grounding"]) >= {"A@0.3", "A@0.5", "A@0.7"}
+    assert set(result["metrics"]["verification"]) >= {"accuracy", "precision", "recall", "f1"}
+    assert "median_log2" in result["metrics"]["area_ratio"]
+    for key in ("per_category", "counts", "ci", "manifest"):
+        assert key in result
+    assert result["manifest"]["settings"]["match"] == "union"
+    lines = (out.parent / "results.scores.jsonl").read_text().splitlines()
+    assert len(lines) == 12
+    assert {json.loads(line)["id"] for line in lines} == {
+        json.loads(line)["id"] for line in GOLD.read_text().splitlines()
+    }
+
+
+def test_score_formats(gavel):
+    args = ("score", "--data", GOLD, "--predictions", EXAMPLES / "predictions" / "gemini.jsonl")
+    markdown = gavel(*args, "--format", "markdown")
+    assert markdown.stdout.startswith("| Method | A@0.3 | A@0.5 | A@0.7 |")
+    csv = gavel(*args, "--format", "csv")
+    assert csv.stdout.splitlines()[0].startswith("Method,A@0.3,A@0.5,A@0.7")
+    as_json = json.loads(gavel(*args, "--format", "json").stdout)
+    assert next(iter(as_json.values()))["counts"]["missing"] == 1
+    assert "1 sample(s) have no prediction" in markdown.stderr
+
+
+def test_bad_data_line_exits_non_zero_naming_file_line_and_field(gavel, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    good = GOLD.read_text().splitlines()
+    record = json.loads(good[1])
+    record["category"] = "Colour"
+    bad.write_text(good[0] + "\n" + json.dumps(record) + "\n")
+    done = gavel(
+        "score",
+        "--data",
+        bad,
+        "--predictions",
+        EXAMPLES / "predictions" / "gpt.jsonl",
+        "--out",
+        tmp_path / "r.json",
+    )
+    assert done.returncode == 2
+    assert f"{bad}, line 2, field 'category'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_missing_box_format_is_explained(gavel, tmp_path):
+    pred = tmp_path / "p.jsonl"
+    pred.write_text(json.dumps({"id": "astronaut-1", "response": "Yes [1, 2, 3, 4]"}) + "\n")
+    done = gavel("score", "--data", GOLD, "--predictions", pred)
+    assert done.returncode == 2
+    assert "--box-format" in done.stderr
+
+
+def test_help_explains_options(gavel):
+    done = gavel("score", "--help")
+    assert done.returncode == 0
+    for option in ("--box-format", "--match", "--format", "--bootstrap", "rel1000", "hungarian"):
+        assert option in done.stdout
