@@ -3,6 +3,9 @@
 The GAVEL paper reports IoU accuracy but does not say how a sample with several boxes (counting
 errors carry one box per counted object) is scored. Each answer is a named policy; the name is
 recorded in every result so numbers made under different policies are never mixed up.
+
+Policies work on whole runs at once (see :mod:`gavel.overlap`); :func:`match_one` scores a
+single sample.
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from gavel.geometry import Box, iou_matrix, union_iou
+from gavel.geometry import Box
+from gavel.overlap import UnionOverlap, grouped, pairwise_iou, union_overlap
 
-MatchPolicy = Callable[[Sequence[Box], Sequence[Box]], float]
+Boxes = Sequence[Sequence[Box]]
+#: (predicted boxes per sample, gold boxes per sample, their union overlap) -> IoU per sample.
+MatchPolicy = Callable[[Boxes, Boxes, UnionOverlap], np.ndarray]
 
 _POLICIES: dict[str, MatchPolicy] = {}
 _DESCRIPTIONS: dict[str, str] = {}
@@ -47,25 +53,34 @@ def describe(name: str) -> str:
     return _DESCRIPTIONS[name]
 
 
+def match_one(name: str, pred: Sequence[Box], gold: Sequence[Box]) -> float:
+    """IoU of one sample under the named policy."""
+    return float(get_policy(name)([pred], [gold], union_overlap([pred], [gold]))[0])
+
+
 @policy("union", "IoU of the union region of the predicted boxes with that of the gold boxes")
-def match_union(pred: Sequence[Box], gold: Sequence[Box]) -> float:
-    return union_iou(pred, gold)
+def match_union(preds: Boxes, golds: Boxes, overlap: UnionOverlap) -> np.ndarray:
+    return overlap.iou
 
 
 @policy("max", "IoU of the best single predicted/gold pair")
-def match_max(pred: Sequence[Box], gold: Sequence[Box]) -> float:
-    if not pred or not gold:
-        return 0.0
-    return float(iou_matrix(pred, gold).max())
+def match_max(preds: Boxes, golds: Boxes, overlap: UnionOverlap) -> np.ndarray:
+    out = np.zeros(len(preds))
+    for idx, pred, gold in grouped(preds, golds):
+        out[idx] = pairwise_iou(pred, gold).max(axis=(1, 2))
+    return out
 
 
 @policy(
     "hungarian",
     "one-to-one assignment maximizing total IoU; sum of matched IoUs / max(#pred, #gold)",
 )
-def match_hungarian(pred: Sequence[Box], gold: Sequence[Box]) -> float:
-    if not pred or not gold:
-        return 0.0
-    matrix = iou_matrix(pred, gold)
-    rows, cols = linear_sum_assignment(matrix, maximize=True)
-    return float(np.sum(matrix[rows, cols]) / max(len(pred), len(gold)))
+def match_hungarian(preds: Boxes, golds: Boxes, overlap: UnionOverlap) -> np.ndarray:
+    out = np.zeros(len(preds))
+    for idx, pred, gold in grouped(preds, golds):
+        matrices = pairwise_iou(pred, gold)
+        denominator = max(pred.shape[1], gold.shape[1])
+        for position, matrix in zip(idx, matrices, strict=True):
+            rows, cols = linear_sum_assignment(matrix, maximize=True)
+            out[position] = matrix[rows, cols].sum() / denominator
+    return out

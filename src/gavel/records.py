@@ -130,7 +130,7 @@ class Score(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     iou: float | None = None
     n_pred_boxes: int = 0
     n_gold_boxes: int = 0
-    pred_boxes: list[list[float]] = msgspec.field(default_factory=list)
+    pred_boxes: list[tuple[float, float, float, float]] = msgspec.field(default_factory=list)
     box_status: str | None = None
     box_format: str | None = None
     area_log2: float | None = None

@@ -23,7 +23,7 @@ import numpy as np
 
 from gavel.benchmarks.gavel_data import load_samples
 from gavel.errors import ConfigError
-from gavel.geometry import Box, clip_box, is_degenerate, order_corners, union_area
+from gavel.geometry import Box, clip_box, is_degenerate, order_corners
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import build_manifest
 from gavel.matching import describe, get_policy
@@ -36,6 +36,7 @@ from gavel.metrics.grounding import (
     grounding_intervals,
 )
 from gavel.metrics.verification import confusion, verification_intervals, verification_metrics
+from gavel.overlap import union_overlap
 from gavel.parsing import ImageGeometry, parse_boxes, parse_explanation, parse_verdict
 from gavel.parsing.conventions import get_convention
 from gavel.records import CATEGORY_COLUMNS, GavelSample, Outcome, Prediction, Result, Score
@@ -86,7 +87,11 @@ def _geometry(sample: GavelSample, prediction: Prediction) -> ImageGeometry:
 
 
 class GavelScorer:
-    """Turns (sample, prediction) pairs into :class:`Score` records."""
+    """Turns (sample, prediction) pairs into :class:`Score` records.
+
+    Two passes: :meth:`score` reads each answer (verdict, explanation, boxes), then
+    :meth:`fill_overlaps` computes every IoU and area ratio of the run in vectorized groups.
+    """
 
     def __init__(self, settings: GavelSettings):
         self.settings = settings
@@ -131,23 +136,34 @@ class GavelScorer:
         if verdict is False and boxes and self.settings.ignore_boxes_when_clean:
             self.tally.ignored_with_clean_verdict += 1
             boxes = []
-        iou = area_log2 = None
-        if sample.boxes:
-            iou = self.policy(boxes, sample.boxes) if boxes else 0.0
-            if boxes:
-                area_log2 = math.log2(union_area(boxes) / union_area(sample.boxes))
         return Score(
             outcome=Outcome.OK,
             verdict_pred=verdict,
-            iou=iou,
+            iou=no_iou,  # replaced by fill_overlaps when both sides have boxes
             n_pred_boxes=len(boxes),
-            pred_boxes=[list(b) for b in boxes],
+            pred_boxes=boxes,
             box_status=status,
             box_format=box_format,
-            area_log2=area_log2,
             explanation=explanation,
             **base,
         )
+
+    def fill_overlaps(self, samples: list[GavelSample], scores: list[Score]) -> None:
+        """Set IoU (under the policy) and log2 area ratio where prediction and gold have boxes."""
+        both = [
+            i
+            for i, (sample, s) in enumerate(zip(samples, scores, strict=True))
+            if sample.boxes and s.pred_boxes
+        ]
+        preds = [scores[i].pred_boxes for i in both]
+        golds = [samples[i].boxes for i in both]
+        overlap = union_overlap(preds, golds)
+        ious = self.policy(preds, golds, overlap)
+        with np.errstate(divide="ignore"):
+            log_ratios = np.log2(overlap.area_pred / overlap.area_gold)
+        for position, iou, log_ratio in zip(both, ious.tolist(), log_ratios.tolist(), strict=True):
+            scores[position].iou = iou
+            scores[position].area_log2 = log_ratio
 
     def _boxes(
         self, sample: GavelSample, prediction: Prediction
@@ -203,6 +219,7 @@ def score_predictions(
             found[position] = prediction
     scorer = GavelScorer(settings)
     scores = [scorer.score(s, p) for s, p in zip(samples, found, strict=True)]
+    scorer.fill_overlaps(samples, scores)
     return scores, unknown, scorer.tally
 
 

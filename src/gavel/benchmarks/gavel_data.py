@@ -12,9 +12,8 @@ import math
 import os
 import posixpath
 import re
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -46,12 +45,15 @@ class GavelLine(msgspec.Struct, kw_only=True, gc=False):
 
 _DECODER = msgspec.json.Decoder(GavelLine)
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_PLAIN_RELATIVE = re.compile(r"(?:[^/\\.:][^/\\:]*/)*[^/\\.:][^/\\:]*")
 
 
 def safe_relative_path(image: str) -> tuple[str | None, str | None]:
     """Normalize an image path that must stay inside the data root: ``(path, error)``."""
     if not image or "\x00" in image:
         return None, "empty or invalid image path"
+    if _PLAIN_RELATIVE.fullmatch(image):
+        return image, None  # already normal: no "..", ".", "//", backslash or leading "/"
     candidate = image.replace("\\", "/")
     if candidate.startswith("/") or _DRIVE.match(candidate):
         return (
@@ -71,7 +73,6 @@ class LoadReport:
     samples: int = 0
     clipped_boxes: int = 0
     sizes_read_from_images: int = 0
-    categories: Counter[str] = field(default_factory=Counter)
 
 
 class GavelLoader:
@@ -109,7 +110,6 @@ class GavelLoader:
         width, height = self._size(number, raw, image)
         boxes = self._boxes(number, raw, width, height)
         self.report.samples += 1
-        self.report.categories[raw.category or "clean"] += 1
         return GavelSample(
             id=raw.id,
             image=image,
