@@ -49,17 +49,27 @@ class BoxParse:
 #: JSON keys whose value is a box, a list of boxes, or null.
 BOX_KEYS = ("bbox_2d", "box_2d", "bbox", "boxes", "box", "bboxes", "bounding_box", "bounding_boxes")
 
+
+def _tag(opening: str, closing: str) -> re.Pattern[str]:
+    # The content may not contain another opening tag, so each unclosed opening tag scans only
+    # up to the next one (not to the end of the text, which is quadratic), and no ``\s*`` around
+    # the lazy group (backtracking over a long blank run is quadratic too); decode_literal strips.
+    return re.compile(rf"{opening}((?:(?!{opening}).)*?){closing}", re.DOTALL)
+
+
 # Tag syntaxes whose content is a (list of) numeric box(es).
 _TAGGED = [
-    ("internvl", re.compile(r"<box>\s*(.*?)\s*</box>", re.DOTALL)),
-    ("deepseek", re.compile(r"<\|det\|>\s*(.*?)\s*<\|/det\|>", re.DOTALL)),
-    ("glm", re.compile(r"<\|begin_of_box\|>\s*(.*?)\s*<\|end_of_box\|>", re.DOTALL)),
+    ("internvl", _tag(r"<box>", r"</box>")),
+    ("deepseek", _tag(r"<\|det\|>", r"<\|/det\|>")),
+    ("glm", _tag(r"<\|begin_of_box\|>", r"<\|end_of_box\|>")),
 ]
+# One way to match each number: ``\d+\.?\d*`` splits a digit run in many ways, so a long run
+# that is not followed by a comma backtracks quadratically.
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _QWEN2 = re.compile(
-    r"<\|box_start\|>\s*\(\s*([-\d.eE+]+)\s*,\s*([-\d.eE+]+)\s*\)\s*,\s*"
-    r"\(\s*([-\d.eE+]+)\s*,\s*([-\d.eE+]+)\s*\)\s*<\|box_end\|>"
+    rf"<\|box_start\|>\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,\s*"
+    rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*<\|box_end\|>"
 )
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _PLAIN = re.compile(
     rf"[\[(]\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*[\])]"
 )
@@ -81,12 +91,11 @@ class _Raw:
 def _as_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
+    if isinstance(value, int | float | str):
         try:
-            return float(value.strip())
-        except ValueError:
+            # float() of a huge JSON integer overflows; of a word, fails.
+            return float(value.strip() if isinstance(value, str) else value)
+        except (ValueError, OverflowError):
             return None
     return None
 
@@ -97,7 +106,9 @@ def _collect_boxes(value: Any, raw: _Raw) -> None:
         raw.explicit_none = True
         return
     if isinstance(value, dict):
-        _collect_from_object(value, raw)
+        # A box value without a box key inside ({"x1": …}) is box-like but unusable: invalid.
+        if not _collect_from_object(value, raw):
+            raw.malformed += 1
         return
     if isinstance(value, list):
         numbers = [_as_number(v) for v in value]

@@ -10,35 +10,54 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from typing import Any
 
 #: Longest text considered; longer responses are cut (the raw text is stored elsewhere anyway).
 MAX_TEXT = 200_000
 #: Most bracketed spans tried per response, so hostile text cannot make parsing quadratic.
 MAX_CANDIDATES = 64
+#: Most characters the bracket matcher scans per response: every unclosed ``[`` rescans the rest
+#: of the text, so without a bound ``"[" * 100_000`` would take minutes.
+MAX_SCAN = 400_000
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\s*\n?(.*?)```", re.DOTALL)
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+# Possessive quantifiers: a backtracking language tag or blank run would make an unclosed fence
+# quadratic.
+_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*+\s*+(.*?)```", re.DOTALL)
 _OPENERS = {"{": "}", "[": "]"}
 
 
 def strip_think(text: str) -> str:
-    """Remove ``<think>…</think>`` blocks; an unclosed block drops everything before ``</think>``."""
-    text = _THINK.sub("", text)
-    if "</think>" in text.lower():
-        text = text[text.lower().rindex("</think>") + len("</think>") :]
-    return text
+    """Remove ``<think>…</think>`` blocks.
+
+    A block never closed (an answer cut off while thinking) drops everything from ``<think>`` on;
+    a lone ``</think>`` (the opening tag was in the prompt) drops everything before it.
+    """
+    kept: list[str] = []
+    pos = 0
+    while (opening := _THINK_OPEN.search(text, pos)) is not None:
+        kept.append(text[pos : opening.start()])
+        closing = _THINK_CLOSE.search(text, opening.end())
+        pos = len(text) if closing is None else closing.end()
+    kept.append(text[pos:])
+    return _THINK_CLOSE.split("".join(kept))[-1]
 
 
-def _balanced_spans(text: str) -> list[str]:
-    """Outermost ``{…}`` / ``[…]`` spans, aware of quoted strings."""
+def _balanced_spans(text: str, budget: list[int] | None = None) -> list[str]:
+    """Outermost ``{…}`` / ``[…]`` spans, aware of quoted strings.
+
+    ``budget`` holds the characters the matcher may still scan (shared between calls).
+    """
+    budget = [MAX_SCAN] if budget is None else budget
     spans: list[str] = []
     i, n = 0, len(text)
-    while i < n and len(spans) < MAX_CANDIDATES:
+    while i < n and len(spans) < MAX_CANDIDATES and budget[0] > 0:
         if text[i] not in _OPENERS:
             i += 1
             continue
-        end = _match_close(text, i)
+        end = _match_close(text, i, budget)
         if end is None:
             i += 1
             continue
@@ -47,34 +66,38 @@ def _balanced_spans(text: str) -> list[str]:
     return spans
 
 
-def _match_close(text: str, start: int) -> int | None:
+def _match_close(text: str, start: int, budget: list[int]) -> int | None:
     stack = [_OPENERS[text[start]]]
     quote: str | None = None
     i = start + 1
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "\"'":
-            # An apostrophe inside prose ("the cat's") is not a quote in JSON; only treat it as
-            # one when it follows a delimiter, as in a Python literal.
-            prev = text[i - 1] if i > 0 else ""
-            if ch == '"' or prev in "[{(,: \n\t":
-                quote = ch
-        elif ch in _OPENERS:
-            stack.append(_OPENERS[ch])
-        elif ch in "}]":
-            if ch != stack[-1]:
-                return None
-            stack.pop()
-            if not stack:
-                return i
-        i += 1
-    return None
+    limit = min(len(text), start + budget[0])
+    try:
+        while i < limit:
+            ch = text[i]
+            if quote:
+                if ch == "\\":
+                    i += 2
+                    continue
+                if ch == quote:
+                    quote = None
+            elif ch in "\"'":
+                # An apostrophe inside prose ("the cat's") is not a quote in JSON; only treat it
+                # as one when it follows a delimiter, as in a Python literal.
+                prev = text[i - 1] if i > 0 else ""
+                if ch == '"' or prev in "[{(,: \n\t":
+                    quote = ch
+            elif ch in _OPENERS:
+                stack.append(_OPENERS[ch])
+            elif ch in "}]":
+                if ch != stack[-1]:
+                    return None
+                stack.pop()
+                if not stack:
+                    return i
+            i += 1
+        return None
+    finally:
+        budget[0] -= min(i, limit) - start
 
 
 def decode_literal(fragment: str) -> Any | None:
@@ -87,7 +110,11 @@ def decode_literal(fragment: str) -> Any | None:
     except (ValueError, RecursionError):
         pass
     try:
-        value = ast.literal_eval(fragment)
+        # Model text like '\d' is an invalid escape: silence the compiler's warning about it, so
+        # parsing neither prints warnings nor changes result when warnings are errors.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = ast.literal_eval(fragment)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     return _lists(value)
@@ -107,19 +134,21 @@ def structured_candidates(text: str) -> list[Any]:
     Fenced blocks first, then the whole text, then bracketed spans found in prose.
     """
     text = text[:MAX_TEXT]
+    budget = [MAX_SCAN]
     found: list[Any] = []
     for block in _FENCE.findall(text):
         value = decode_literal(block)
         if value is not None:
             found.append(value)
         else:
-            found.extend(v for s in _balanced_spans(block) if (v := decode_literal(s)) is not None)
+            spans = _balanced_spans(block, budget)
+            found.extend(v for s in spans if (v := decode_literal(s)) is not None)
     if found:
         return found
     whole = decode_literal(text)
     if isinstance(whole, dict | list):
         return [whole]
-    return [v for s in _balanced_spans(text) if (v := decode_literal(s)) is not None]
+    return [v for s in _balanced_spans(text, budget) if (v := decode_literal(s)) is not None]
 
 
 def first_object(text: str) -> dict[str, Any] | None:

@@ -98,9 +98,13 @@ _POSITIVE = [
 _NEGATIVE_RE = re.compile("|".join(f"(?:{p})" for p in _NEGATIVE), re.IGNORECASE)
 _POSITIVE_RE = re.compile("|".join(f"(?:{p})" for p in _POSITIVE), re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# Each tagged span may not contain its own opening tag, so many unclosed opening tags cost linear,
+# not quadratic, time.
 _BOX_MARKUP = re.compile(
-    r"```.*?```|<box>.*?</box>|<\|det\|>.*?<\|/det\|>|<\|box_start\|>.*?<\|box_end\|>"
-    r"|<\|begin_of_box\|>.*?<\|end_of_box\|>|<loc_?\d+>|<p-?\d+>|</?ref>|<\|/?[a-z_]+\|>",
+    r"```.*?```|<box>(?:(?!<box>).)*?</box>|<\|det\|>(?:(?!<\|det\|>).)*?<\|/det\|>"
+    r"|<\|box_start\|>(?:(?!<\|box_start\|>).)*?<\|box_end\|>"
+    r"|<\|begin_of_box\|>(?:(?!<\|begin_of_box\|>).)*?<\|end_of_box\|>"
+    r"|<loc_?\d+>|<p-?\d+>|</?ref>|<\|/?[a-z_]+\|>",
     re.DOTALL,
 )
 
