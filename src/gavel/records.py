@@ -120,10 +120,16 @@ class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
 
 
 class Score(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
-    """The per-sample outcome and the values that metrics reduce."""
+    """The per-sample outcome; benchmarks subclass it with the values their metrics reduce."""
 
     id: str
     outcome: Outcome
+    detail: str | None = None
+
+
+class GavelScore(Score, kw_only=True, omit_defaults=True, gc=False):
+    """A GAVEL sample's verdicts, boxes (original pixels), IoU and area ratio."""
+
     column: str
     verdict_true: bool
     verdict_pred: bool | None = None
@@ -135,7 +141,6 @@ class Score(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     box_format: str | None = None
     area_log2: float | None = None
     explanation: str | None = None
-    detail: str | None = None
 
 
 class Manifest(msgspec.Struct, kw_only=True):

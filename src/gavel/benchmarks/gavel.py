@@ -1,6 +1,6 @@
 """GAVEL: verdict, explanation and grounding boxes for one-sentence captions.
 
-Read top-down: a prediction becomes a per-sample :class:`Score` (verdict, boxes, IoU under the
+Read top-down: a prediction becomes a per-sample :class:`GavelScore` (verdict, boxes, IoU under the
 chosen matching policy), and the scores reduce to the paper's metrics: A@0.3/0.5/0.7 over samples
 with a gold box, verification accuracy/precision/recall/F1 over all samples, the area ratio of
 Figure 3, per-category breakdowns in Table 1's columns, and bootstrap intervals.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,12 @@ from gavel.metrics.grounding import (
     grounding_intervals,
 )
 from gavel.metrics.verification import confusion, verification_intervals, verification_metrics
+from gavel.models.base import Request
 from gavel.overlap import union_overlap
 from gavel.parsing import ImageGeometry, parse_boxes, parse_explanation, parse_verdict
 from gavel.parsing.conventions import get_convention
-from gavel.records import CATEGORY_COLUMNS, GavelSample, Outcome, Prediction, Result, Score
+from gavel.prompts import Template
+from gavel.records import CATEGORY_COLUMNS, GavelSample, GavelScore, Outcome, Prediction, Result
 
 NAME = "gavel"
 
@@ -87,7 +89,7 @@ def _geometry(sample: GavelSample, prediction: Prediction) -> ImageGeometry:
 
 
 class GavelScorer:
-    """Turns (sample, prediction) pairs into :class:`Score` records.
+    """Turns (sample, prediction) pairs into :class:`GavelScore` records.
 
     Two passes: :meth:`score` reads each answer (verdict, explanation, boxes), then
     :meth:`fill_overlaps` computes every IoU and area ratio of the run in vectorized groups.
@@ -98,7 +100,7 @@ class GavelScorer:
         self.policy = get_policy(settings.match)
         self.tally = ScoringTally()
 
-    def score(self, sample: GavelSample, prediction: Prediction | None) -> Score:
+    def score(self, sample: GavelSample, prediction: Prediction | None) -> GavelScore:
         base = {
             "id": sample.id,
             "column": sample.column,
@@ -107,11 +109,11 @@ class GavelScorer:
         }
         no_iou = 0.0 if sample.boxes else None
         if prediction is None:
-            return Score(outcome=Outcome.MISSING, iou=no_iou, **base)
+            return GavelScore(outcome=Outcome.MISSING, iou=no_iou, **base)
         if prediction.model:
             self.tally.models[prediction.model] += 1
         if prediction.error:
-            return Score(
+            return GavelScore(
                 outcome=Outcome.MODEL_ERROR, iou=no_iou, detail=prediction.error[:500], **base
             )
 
@@ -124,7 +126,7 @@ class GavelScorer:
         boxes, status, box_format = self._boxes(sample, prediction)
         self.tally.box_status[status] += 1
         if verdict is None:
-            return Score(
+            return GavelScore(
                 outcome=Outcome.UNPARSEABLE,
                 iou=no_iou,
                 box_status=status,
@@ -136,7 +138,7 @@ class GavelScorer:
         if verdict is False and boxes and self.settings.ignore_boxes_when_clean:
             self.tally.ignored_with_clean_verdict += 1
             boxes = []
-        return Score(
+        return GavelScore(
             outcome=Outcome.OK,
             verdict_pred=verdict,
             iou=no_iou,  # replaced by fill_overlaps when both sides have boxes
@@ -148,7 +150,7 @@ class GavelScorer:
             **base,
         )
 
-    def fill_overlaps(self, samples: list[GavelSample], scores: list[Score]) -> None:
+    def fill_overlaps(self, samples: list[GavelSample], scores: list[GavelScore]) -> None:
         """Set IoU (under the policy) and log2 area ratio where prediction and gold have boxes."""
         both = [
             i
@@ -206,8 +208,8 @@ class GavelScorer:
 
 def score_predictions(
     samples: list[GavelSample], predictions: Iterable[Prediction], settings: GavelSettings
-) -> tuple[list[Score], list[str], ScoringTally]:
-    """Score every sample; returns scores in data order, unknown prediction ids, and tallies."""
+) -> tuple[list[GavelScore], list[str], ScoringTally]:
+    """GavelScore every sample; returns scores in data order, unknown prediction ids, and tallies."""
     index = {sample.id: i for i, sample in enumerate(samples)}
     found: list[Prediction | None] = [None] * len(samples)
     unknown: list[str] = []
@@ -223,10 +225,41 @@ def score_predictions(
     return scores, unknown, scorer.tally
 
 
+# --- prompting ------------------------------------------------------------------------------
+
+#: How the default prompt asks for boxes in each convention a model may declare.
+BOX_INSTRUCTIONS = {
+    "pixel": " as [x1, y1, x2, y2] in pixels of the image",
+    "resized-pixel": " as [x1, y1, x2, y2] in pixels of the image",
+    "rel1": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1",
+    "rel1000": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1000",
+    "rel999": " as [x1, y1, x2, y2] relative to the image size, from 0 to 999",
+    "yx1000": " as [ymin, xmin, ymax, xmax] relative to the image size, from 0 to 1000",
+}
+
+
+def build_requests(
+    samples: Iterable[GavelSample],
+    image_root: Path,
+    template: Template,
+    box_format: str | None,
+) -> Iterator[Request]:
+    """One request per sample: the template filled with the caption and the box convention."""
+    instruction = BOX_INSTRUCTIONS.get(box_format or "pixel", "")
+    for sample in samples:
+        yield Request(
+            sample_id=sample.id,
+            task=NAME,
+            prompt=template.render(caption=sample.caption, box_instruction=instruction),
+            images=(image_root / sample.image,),
+            fields={"caption": sample.caption},
+        )
+
+
 # --- reduction to metrics -------------------------------------------------------------------
 
 
-def _columns(scores: list[Score]) -> dict[str, np.ndarray]:
+def _columns(scores: list[GavelScore]) -> dict[str, np.ndarray]:
     has_gold = np.array([s.iou is not None for s in scores], dtype=bool)
     return {
         "iou": np.array([s.iou if s.iou is not None else 0.0 for s in scores]),
@@ -255,7 +288,7 @@ def _block(
 
 def summarize(
     samples: list[GavelSample],
-    scores: list[Score],
+    scores: list[GavelScore],
     settings: GavelSettings,
     tally: ScoringTally,
 ) -> dict[str, Any]:
@@ -327,8 +360,8 @@ def evaluate_files(
     settings: GavelSettings,
     *,
     image_root: str | Path | None = None,
-) -> tuple[Result, list[Score]]:
-    """Score a predictions file against a GAVEL data file; nothing here needs the model."""
+) -> tuple[Result, list[GavelScore]]:
+    """GavelScore a predictions file against a GAVEL data file; nothing here needs the model."""
     samples, loader = load_samples(data, image_root)
     reader = PredictionReader(predictions)
     scores, unknown, tally = score_predictions(samples, reader, settings)

@@ -9,7 +9,9 @@ import click
 from gavel import __version__
 from gavel.cli.data import data
 from gavel.cli.demo import demo
+from gavel.cli.generate import generate
 from gavel.cli.score import score
+from gavel.cli.synth import synth
 from gavel.errors import GavelError
 
 
@@ -20,12 +22,16 @@ def cli() -> None:
 
     \b
     Typical use:
-      gavel demo                                 everything offline, on built-in data
-      gavel data validate test.jsonl             check a data file
-      gavel score --data test.jsonl --predictions pred.jsonl --out run/results.json
+      gavel demo                                   everything offline, on built-in data
+      gavel synth --n 200 --out synth/             a diagnostic set with exact gold
+      gavel generate --data synth/gavel.jsonl --model scene --out pred.jsonl
+      gavel score --data synth/gavel.jsonl --predictions pred.jsonl --out run/results.json
+      gavel data validate test.jsonl               check a data file
     """
 
 
+cli.add_command(synth)
+cli.add_command(generate)
 cli.add_command(score)
 cli.add_command(data)
 cli.add_command(demo)

@@ -1,0 +1,52 @@
+"""The model adapter protocol: one request in, one answer out.
+
+An adapter knows nothing about benchmarks beyond the request it is given. It declares what it
+can take (images, several images or frames, video) and the box convention its answers use, so
+the parser never has to guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    images: bool = True
+    multi_image: bool = False
+    video: bool = False
+    max_image_side: int | None = None
+    box_format: str | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a benchmark asks of a model for one sample."""
+
+    sample_id: str
+    task: str
+    prompt: str
+    images: tuple[Path, ...] = ()
+    #: The sample's text fields (caption, question) for models that read them directly.
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    sent_size: tuple[int, int] | None = None
+    input_size: tuple[int, int] | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class Model(Protocol):
+    name: str
+    capabilities: Capabilities
+
+    def settings(self) -> dict[str, Any]:
+        """Everything about the model that changes its answers, for the manifest."""
+        ...
+
+    def answer(self, request: Request) -> Answer: ...

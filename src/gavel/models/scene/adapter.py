@@ -1,0 +1,31 @@
+"""The built-in ``scene`` model as an adapter: it looks at the pixels and reads the caption.
+
+It never reads file names, image metadata or the generator's sidecar files: only the decoded
+pixels of the image it is sent and the text fields of the request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from gavel.models.base import Answer, Capabilities, Request
+from gavel.models.scene.gavel_answer import answer_gavel
+
+
+class SceneModel:
+    name = "scene"
+    capabilities = Capabilities(images=True, multi_image=True, video=True, box_format="pixel")
+
+    def settings(self) -> dict[str, Any]:
+        return {"kind": "built-in rule-based perception of gavel's synthetic scenes"}
+
+    def answer(self, request: Request) -> Answer:
+        if request.task != "gavel":
+            raise ValueError(f"the scene model does not answer {request.task!r} yet")
+        with Image.open(request.images[0]) as image:
+            pixels = np.asarray(image.convert("RGB"))
+        height, width = pixels.shape[:2]
+        return Answer(answer_gavel(pixels, request.fields["caption"]), sent_size=(width, height))

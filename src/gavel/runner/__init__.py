@@ -1,0 +1,1 @@
+"""Running a model over a benchmark: requests in, an append-only predictions file out."""
