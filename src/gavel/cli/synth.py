@@ -77,10 +77,11 @@ def synth(
     The same arguments always give byte-identical files. Categories: Obj, Color, Qty, Loc,
     Size, Attr (pattern) and State (solid/outlined), plus clean captions.
     """
+    from rich.console import Console
     from rich.progress import Progress
 
     weights = parse_weights(categories)
-    with Progress(transient=True) as progress:
+    with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("synthesizing", total=count)
         path = generate_gavel(
             out,

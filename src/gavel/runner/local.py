@@ -107,6 +107,7 @@ def _ask(model: Model, request: Request) -> Prediction:
 
 
 def _progress(total: int | None, enabled: bool):
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -122,6 +123,7 @@ def _progress(total: int | None, enabled: bool):
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
+        console=Console(stderr=True),
         disable=not enabled,
         transient=True,
     )

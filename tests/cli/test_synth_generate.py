@@ -1,0 +1,41 @@
+"""``gavel synth`` and ``gavel generate`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_synth_then_generate_then_score(gavel, tmp_path):
+    done = gavel(
+        "synth", "--n", "8", "--seed", "1", "--out", tmp_path / "set", "--difficulty", "easy"
+    )
+    assert done.returncode == 0, done.stderr
+    data = tmp_path / "set" / "gavel.jsonl"
+    assert len(data.read_text().splitlines()) == 8
+    assert len(list((tmp_path / "set" / "images").glob("*.png"))) == 8
+
+    pred = tmp_path / "pred.jsonl"
+    first = gavel("generate", "--data", data, "--model", "scene", "--out", pred, "--no-progress")
+    assert first.returncode == 0, first.stderr
+    assert "8 answered" in first.stderr
+    again = gavel("generate", "--data", data, "--model", "scene", "--out", pred, "--no-progress")
+    assert "0 answered, 8 already there" in again.stderr
+    manifest = json.loads((tmp_path / "pred.manifest.json").read_text())
+    assert manifest["model"] == "scene" and len(manifest["prompt_sha256"]) == 64
+
+    scored = gavel("score", "--data", data, "--predictions", pred, "--format", "csv")
+    assert scored.returncode == 0 and scored.stdout.startswith("Method,A@0.3")
+
+
+def test_synth_category_weights_are_checked(gavel, tmp_path):
+    done = gavel("synth", "--n", "3", "--out", tmp_path, "--categories", "Colour=1")
+    assert done.returncode != 0
+    assert "unknown category 'Colour'" in done.stderr
+
+
+def test_unknown_model_is_explained(gavel, tmp_path):
+    gavel("synth", "--n", "2", "--out", tmp_path / "s")
+    done = gavel("generate", "--data", tmp_path / "s" / "gavel.jsonl", "--model", "gpt9",
+                 "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 2
+    assert "unknown model 'gpt9'" in done.stderr and "scene" in done.stderr
