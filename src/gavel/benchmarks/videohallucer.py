@@ -1,0 +1,444 @@
+"""VideoHallucer: paired yes/no questions that probe hallucination in video-language models.
+
+Read top-down: pairs are loaded (:mod:`gavel.benchmarks.videohallucer_data`), each question of a
+pair is asked in its own call with its own video, each answer becomes a per-question
+:class:`VideoHallucerScore` under the chosen answer rule, and the scores reduce to the official
+numbers: per category basic, hallucinated and paired accuracy, the leaderboard's overall score
+(unweighted mean of the paired accuracies of its five categories), and answer bias both as the
+official ``evaluation_bias.py`` computes it and as the evaluation card defines it.
+
+Outcome rules (docs/videohallucer.md): a missing prediction, a model error and (strict rule
+only) an unknown answer all count as wrong, and each is counted in ``counts``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gavel.benchmarks.videohallucer_data import (
+    CATEGORIES,
+    LEADERBOARD,
+    SIDES,
+    VideoHallucerPair,
+    load_dataset,
+    load_pairs,
+)
+from gavel.errors import ConfigError
+from gavel.io.predictions import PredictionReader
+from gavel.manifest import build_manifest
+from gavel.metrics.paired import (
+    card_bias,
+    official_bias,
+    pair_accuracy,
+    pair_cells,
+    pair_intervals,
+)
+from gavel.models.base import Request
+from gavel.parsing.yesno import (
+    ANSWER_RULES,
+    NO,
+    UNKNOWN,
+    YES,
+    contains_word,
+    official_label,
+    prepare,
+    strict_yes_no,
+)
+from gavel.prompts import Template
+from gavel.records import Outcome, Prediction, Result, Score
+from gavel.report.tables import Table, fmt
+
+__all__ = [
+    "CATEGORIES",
+    "LEADERBOARD",
+    "NAME",
+    "OFFICIAL_TEMPLATE",
+    "VideoHallucerPair",
+    "VideoHallucerScore",
+    "VideoHallucerSettings",
+    "build_requests",
+    "evaluate_files",
+    "load_pairs",
+    "videohallucer_table",
+]
+
+NAME = "videohallucer"
+
+#: ``evaluation_utils.evaluate`` appends exactly this to every question (one newline).
+PROMPT_SUFFIX = "\nAnswer the question using 'yes' or 'no'."
+OFFICIAL_TEMPLATE = Template("videohallucer_official", "{question}" + PROMPT_SUFFIX)
+#: ``own``: each question with its own video. ``basic``: upstream's bug, the basic video for both.
+HALLUCINATION_VIDEOS = ("own", "basic")
+#: ``official``: ``<root>/<category>/videos/<file>``; ``flat``: ``<root>/<file>``.
+VIDEO_LAYOUTS = ("official", "flat")
+
+
+@dataclass(frozen=True)
+class VideoHallucerSettings:
+    """Every choice that changes a VideoHallucer number; all of it goes into the manifest."""
+
+    #: ``official`` (whole word anywhere) or ``strict`` (opening word, no hedge; else unknown).
+    answer_rule: str = "official"
+    #: Remove ``<think>`` blocks before matching (upstream scores the raw text: off).
+    strip_think: bool = False
+    #: The video the hallucinated question was asked with (a generation choice, recorded).
+    hallucination_video: str = "own"
+    resamples: int = 1000
+    level: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.answer_rule not in ANSWER_RULES:
+            raise ConfigError(
+                f"unknown answer rule {self.answer_rule!r}; choose one of {', '.join(ANSWER_RULES)}"
+            )
+        if self.hallucination_video not in HALLUCINATION_VIDEOS:
+            raise ConfigError(
+                f"unknown hallucination_video {self.hallucination_video!r}; "
+                f"choose one of {', '.join(HALLUCINATION_VIDEOS)}"
+            )
+        if not 0 < self.level < 1:
+            raise ConfigError(f"level must lie strictly between 0 and 1, got {self.level}")
+
+
+class VideoHallucerScore(Score, kw_only=True, omit_defaults=True, gc=False):
+    """One question's outcome; ``id`` is ``{category}/{index}/{side}``.
+
+    ``answer`` is the label the rule read: ``yes``/``no``/``both``/``neither`` (official) or
+    ``yes``/``no``/``unknown`` (strict); None without a response. ``said_yes``/``said_no``: the
+    rule credits the response with that word (both for a hedge under the official rule).
+    """
+
+    pair: str
+    category: str
+    side: str
+    type: str | None = None
+    gold: str
+    answer: str | None = None
+    said_yes: bool = False
+    said_no: bool = False
+    correct: bool = False
+
+
+# --- prompting ------------------------------------------------------------------------------
+
+
+def video_path(
+    pair: VideoHallucerPair,
+    side: str,
+    video_root: Path,
+    *,
+    hallucination_video: str = "own",
+    layout: str = "official",
+) -> Path:
+    """Where the video of one question lies under ``video_root``."""
+    source = "basic" if hallucination_video == "basic" else side
+    name = pair.side(source).video
+    if layout == "flat":
+        return Path(video_root) / name
+    return Path(video_root) / str(pair.category) / "videos" / name
+
+
+def build_requests(
+    pairs: Iterable[VideoHallucerPair],
+    video_root: Path,
+    template: Template | None = None,
+    *,
+    hallucination_video: str = "own",
+    layout: str = "official",
+) -> Iterator[Request]:
+    """Two requests per pair (basic, then hallucinated), each a fresh single-turn call.
+
+    The prompt is the question verbatim (never stripped) followed by :data:`PROMPT_SUFFIX`,
+    unless another ``template`` (with a ``{question}`` field) is given.
+    ``hallucination_video="basic"`` reproduces the upstream bug for comparison only.
+    """
+    if hallucination_video not in HALLUCINATION_VIDEOS:
+        raise ConfigError(f"unknown hallucination_video {hallucination_video!r}")
+    if layout not in VIDEO_LAYOUTS:
+        raise ConfigError(f"unknown video layout {layout!r}; choose official or flat")
+    template = template or OFFICIAL_TEMPLATE
+    for pair in pairs:
+        for side in SIDES:
+            question = pair.side(side).question
+            path = video_path(
+                pair, side, video_root, hallucination_video=hallucination_video, layout=layout
+            )
+            yield Request(
+                sample_id=pair.question_id(side),
+                task=NAME,
+                prompt=template.render(question=question),
+                images=(path,),
+                fields={"question": question},
+            )
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+def score_question(
+    pair: VideoHallucerPair,
+    side: str,
+    prediction: Prediction | None,
+    settings: VideoHallucerSettings,
+) -> VideoHallucerScore:
+    """One question under the settings' answer rule; failures are wrong and say why."""
+    base: dict[str, Any] = {
+        "id": pair.question_id(side),
+        "pair": pair.id,
+        "category": pair.category,
+        "side": side,
+        "type": pair.type,
+        "gold": pair.side(side).answer,
+    }
+    if prediction is None:
+        return VideoHallucerScore(outcome=Outcome.MISSING, **base)
+    if prediction.error is not None or prediction.response is None:
+        detail = (prediction.error or "prediction has neither a response nor an error")[:500]
+        return VideoHallucerScore(outcome=Outcome.MODEL_ERROR, detail=detail, **base)
+    text = prepare(prediction.response, drop_think=settings.strip_think)
+    if settings.answer_rule == "strict":
+        label = strict_yes_no(text)
+        if label == UNKNOWN:
+            return VideoHallucerScore(
+                outcome=Outcome.UNPARSEABLE,
+                answer=UNKNOWN,
+                detail="the response does not open with exactly one of yes/no",
+                **base,
+            )
+        said_yes, said_no = label == YES, label == NO
+    else:
+        label = official_label(text)
+        said_yes, said_no = contains_word(YES, text), contains_word(NO, text)
+    correct = said_yes if base["gold"] == YES else said_no
+    return VideoHallucerScore(
+        outcome=Outcome.OK,
+        answer=label,
+        said_yes=said_yes,
+        said_no=said_no,
+        correct=correct,
+        **base,
+    )
+
+
+def score_predictions(
+    pairs: list[VideoHallucerPair],
+    predictions: Iterable[Prediction],
+    settings: VideoHallucerSettings,
+) -> tuple[list[VideoHallucerScore], list[str], Counter[str]]:
+    """Scores in data order (basic then hallucinated per pair), unknown ids, model names."""
+    found: dict[str, Prediction | None] = {
+        pair.question_id(side): None for pair in pairs for side in SIDES
+    }
+    unknown: list[str] = []
+    models: Counter[str] = Counter()
+    for prediction in predictions:
+        if prediction.id not in found:
+            unknown.append(prediction.id)
+            continue
+        found[prediction.id] = prediction
+        if prediction.model:
+            models[prediction.model] += 1
+    scores = [
+        score_question(pair, side, found[pair.question_id(side)], settings)
+        for pair in pairs
+        for side in SIDES
+    ]
+    return scores, unknown, models
+
+
+# --- reduction to metrics -------------------------------------------------------------------
+
+
+def _mean(values: list[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return float(np.mean(kept)) if kept else None
+
+
+def _bias(gold: np.ndarray, said_yes: np.ndarray, correct: np.ndarray) -> dict[str, Any]:
+    """Both bias readings over the questions given (pairs interleaved basic, hallucinated)."""
+    basic_gold, halluc_gold = gold[0::2], gold[1::2]
+    official = None
+    if basic_gold.all() and not halluc_gold.any():  # the script asserts ("yes", "no")
+        official = official_bias(correct[0::2], correct[1::2])
+    return {"official": official, "card": card_bias(gold, said_yes, correct)}
+
+
+def summarize(
+    pairs: list[VideoHallucerPair],
+    scores: list[VideoHallucerScore],
+    settings: VideoHallucerSettings,
+) -> dict[str, Any]:
+    """Metrics, per-category breakdowns, outcome counts and intervals for a scored run."""
+    correct = np.array([s.correct for s in scores], dtype=bool)
+    said_yes = np.array([s.said_yes for s in scores], dtype=bool)
+    gold_yes = np.array([s.gold == YES for s in scores], dtype=bool)
+    outcomes = np.array([str(s.outcome) for s in scores])
+    b, h = correct[0::2], correct[1::2]
+    pair_category = np.array([p.category for p in pairs])
+    pair_type = np.array([p.type or "" for p in pairs])
+    present = [c for c in CATEGORIES if np.any(pair_category == c)]
+
+    per_category: dict[str, Any] = {}
+    cells: dict[str, np.ndarray] = {}
+    for category in present:
+        mask = pair_category == category
+        questions = np.repeat(mask, 2)
+        block = pair_accuracy(b[mask], h[mask])
+        block["per_type"] = {
+            t: pair_accuracy(b[mask & (pair_type == t)], h[mask & (pair_type == t)])
+            for t in dict.fromkeys(pair_type[mask].tolist())
+            if t
+        }
+        block["bias"] = _bias(gold_yes[questions], said_yes[questions], correct[questions])
+        block["counts"] = dict(Counter(outcomes[questions].tolist()))
+        if category == "fact_detect":  # evaluation.py's "Fact Score" under --detect_fact
+            block["fact_score"] = _mean([block["basic"], block["hallucination"]])
+        per_category[category] = block
+        cells[category] = pair_cells(b[mask], h[mask])
+
+    leaderboard = [c for c in LEADERBOARD if c in per_category]
+    pooled = np.isin(pair_category, leaderboard or present)
+    pooled_questions = np.repeat(pooled, 2)
+    answered = int(np.sum((outcomes == Outcome.OK) | (outcomes == Outcome.UNPARSEABLE)))
+    unparseable = int(np.sum(outcomes == Outcome.UNPARSEABLE))
+    metrics: dict[str, Any] = {
+        "overall": _mean([per_category[c]["paired"] for c in leaderboard]),
+        "overall_basic": _mean([per_category[c]["basic"] for c in leaderboard]),
+        "overall_hallucination": _mean([per_category[c]["hallucination"] for c in leaderboard]),
+        "overall_categories": leaderboard,
+        "pooled": pair_accuracy(b[pooled], h[pooled]),
+        "per_category": per_category,
+        "bias": {
+            "categories": leaderboard or present,
+            **_bias(
+                gold_yes[pooled_questions],
+                said_yes[pooled_questions],
+                correct[pooled_questions],
+            ),
+        },
+        "answer_rule": settings.answer_rule,
+        "answers": dict(Counter(s.answer for s in scores if s.answer is not None)),
+        "unknown_rate": 100.0 * unparseable / answered if answered else None,
+    }
+    rng = np.random.default_rng(settings.seed)
+    ci = {
+        "level": settings.level,
+        "resamples": settings.resamples,
+        "seed": settings.seed,
+        "method": "percentile bootstrap over pairs, stratified by category "
+        "(exact multinomial resampling of the four pair cells)",
+        **pair_intervals(
+            cells, leaderboard, resamples=settings.resamples, level=settings.level, rng=rng
+        ),
+    }
+    counts = {o.value: 0 for o in Outcome} | dict(Counter(outcomes.tolist()))
+    counts["total"] = len(scores)
+    counts["pairs"] = len(pairs)
+    return {"metrics": metrics, "per_category": per_category, "counts": counts, "ci": ci}
+
+
+def evaluate_files(
+    data: str | Path,
+    predictions: str | Path,
+    settings: VideoHallucerSettings | None = None,
+) -> tuple[Result, list[VideoHallucerScore]]:
+    """Score a predictions file (one line per question id) against the annotations at ``data``
+    (one category file, a category folder or the release folder)."""
+    settings = settings or VideoHallucerSettings()
+    dataset = load_dataset(data)
+    reader = PredictionReader(predictions)
+    scores, unknown, models = score_predictions(dataset.pairs, reader, settings)
+    summary = summarize(dataset.pairs, scores, settings)
+    counts = summary["counts"]
+    counts["unknown_ids"] = len(unknown)
+    warnings = []
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5])
+        warnings.append(f"{len(unknown)} prediction(s) for ids not in the data: {shown}")
+    for outcome, what in (
+        (Outcome.MISSING, "question(s) have no prediction"),
+        (Outcome.MODEL_ERROR, "question(s) have a model error"),
+        (Outcome.UNPARSEABLE, "answer(s) are neither a clear yes nor a clear no"),
+    ):
+        if counts[outcome]:
+            warnings.append(f"{counts[outcome]} {what} (counted as wrong)")
+    board = summary["metrics"]["overall_categories"]
+    if len(board) < len(LEADERBOARD):
+        warnings.append(
+            f"overall averages {len(board)} of the {len(LEADERBOARD)} leaderboard categories "
+            f"({', '.join(board) or 'none'}); not comparable with the leaderboard"
+        )
+    names = sorted(models)
+    manifest = build_manifest(
+        NAME,
+        data_file=str(data),
+        data_sha256=dataset.sha256,
+        predictions_file=str(predictions),
+        predictions_sha256=reader.sha256,
+        model=names[0] if len(names) == 1 else (", ".join(names) or None),
+        seed=settings.seed,
+        settings=dataclasses.asdict(settings)
+        | {
+            "data_files": {
+                f.category: {"path": str(f.path), "sha256": f.sha256, "pairs": f.pairs}
+                for f in dataset.files
+            },
+            "prompt_suffix": PROMPT_SUFFIX,
+        },
+    )
+    result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
+    return result, scores
+
+
+# --- report ---------------------------------------------------------------------------------
+
+SHORT_NAMES = {
+    "object_relation": "ObjRel",
+    "temporal": "Temporal",
+    "semantic_detail": "SemDetail",
+    "external_factual": "ExtFact",
+    "external_nonfactual": "ExtNonFact",
+}
+
+
+def videohallucer_table(runs: Sequence[tuple[str, Result]]) -> Table:
+    """The leaderboard layout: per category Basic / Hallucinated / Overall, then the overall
+    means, then bias (official script and card), then failures."""
+    headers = ["Method"]
+    for category in LEADERBOARD:
+        short = SHORT_NAMES[category]
+        headers += [f"{short} Basic", f"{short} Halluc", f"{short} Overall"]
+    headers += ["Basic", "Halluc", "Overall"]
+    headers += ["YesDiff", "FPRatio", "YesDiff (card)", "FPRatio (card)", "n", "failed"]
+    rows = []
+    for name, result in runs:
+        m = result.metrics
+        row = [name]
+        for category in LEADERBOARD:
+            block = m["per_category"].get(category) or {}
+            row += [fmt(block.get(k)) for k in ("basic", "hallucination", "paired")]
+        row += [fmt(m["overall_basic"]), fmt(m["overall_hallucination"]), fmt(m["overall"])]
+        official = m["bias"]["official"] or {}
+        card = m["bias"]["card"]
+        row += [fmt(official.get("yes_pct_diff")), fmt(official.get("fp_ratio"))]
+        row += [fmt(card["yes_pct_diff"]), fmt(card["fp_ratio"])]
+        c = result.counts
+        failed = c.get("missing", 0) + c.get("model_error", 0) + c.get("unparseable", 0)
+        row += [str(c["pairs"]), str(failed)]
+        rows.append(row)
+    rule = runs[0][1].manifest.settings.get("answer_rule") if runs else None
+    notes = [
+        f"Basic/Halluc/Overall: % of pairs with that question right / both right (rule: {rule})",
+        "Overall (last group): unweighted mean over the five categories, as evaluation.py",
+        "YesDiff/FPRatio: evaluation_bias.py's pair-conditional counters; (card): per question",
+        "n = pairs; failed = missing + model errors + unknown answers (questions, all wrong)",
+    ]
+    return Table("VideoHallucer", headers, rows, notes)

@@ -1,0 +1,86 @@
+"""Yes/no answers from free model text: the official VideoHallucer match and a strict extractor.
+
+Two rules, chosen by name (docs/videohallucer.md works through examples of both):
+
+``official``
+    What the VideoHallucer scoring code does: an answer is correct when its gold word occurs in
+    the response as a *whole word*, case-insensitively, *anywhere*
+    (``re.search(r"\\b(yes)\\b", response, re.IGNORECASE)``). "Yes.", "YES!" and "Answer: yes"
+    contain "yes"; "Yesterday", "yes_no" and "Nope" do not. A hedged "yes or no" contains both
+    words, so it is correct whatever the gold answer is. There is no "unknown": a response with
+    neither word is simply wrong. :func:`contains_word` and :func:`official_label`.
+
+``strict``
+    :func:`strict_yes_no`: the response must *open* with "yes" or "no" as a whole word (after
+    leading punctuation, markup and an optional "Answer:" label), and the other word must not
+    occur anywhere in it. Everything else — hedges, refusals, "I think yes", "Nope", a bare
+    empty string — is ``unknown``, which callers count and report as a rate.
+
+Neither function raises on any string.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gavel.parsing.structured import strip_think
+
+YES = "yes"
+NO = "no"
+UNKNOWN = "unknown"
+#: :func:`official_label` values for responses that contain both words or neither.
+BOTH = "both"
+NEITHER = "neither"
+
+ANSWER_RULES = ("official", "strict")
+
+# The upstream pattern is r'\b(' + answer + r')\b' with the gold answer spliced in unescaped; for
+# "yes" and "no" escaping changes nothing.
+_WORD = {
+    YES: re.compile(r"\b(yes)\b", re.IGNORECASE),
+    NO: re.compile(r"\b(no)\b", re.IGNORECASE),
+}
+_OPPOSITE = {YES: NO, NO: YES}
+# Leading punctuation, quotes and markdown ("**", "> ", "- "), then an optional "Answer:" /
+# "Final answer -" label, then the word itself.
+_LEADING = re.compile(
+    r"^[\W_]*+(?:(?:final\s+)?answer\b[\W_]*+)?(yes|no)\b",
+    re.IGNORECASE,
+)
+
+
+def contains_word(word: str, text: str) -> bool:
+    """The official match: ``word`` occurs in ``text`` as a whole word, ignoring case."""
+    pattern = _WORD.get(word.lower())
+    if pattern is None:
+        pattern = re.compile(r"\b(" + re.escape(word) + r")\b", re.IGNORECASE)
+    return pattern.search(text) is not None
+
+
+def official_label(text: str) -> str:
+    """``yes``, ``no``, ``both`` or ``neither``: which of the two words the response contains."""
+    said_yes = contains_word(YES, text)
+    said_no = contains_word(NO, text)
+    if said_yes and said_no:
+        return BOTH
+    if said_yes:
+        return YES
+    return NO if said_no else NEITHER
+
+
+def strict_yes_no(text: str | None) -> str:
+    """``yes``, ``no`` or ``unknown``: the opening word, unless the other word also occurs."""
+    if not text:
+        return UNKNOWN
+    leading = _LEADING.match(text)
+    if leading is None:
+        return UNKNOWN
+    word = leading.group(1).lower()
+    if contains_word(_OPPOSITE[word], text):
+        return UNKNOWN
+    return word
+
+
+def prepare(text: str, *, drop_think: bool) -> str:
+    """The text a rule reads: the raw response, or with ``<think>`` blocks removed."""
+    return strip_think(text) if drop_think else text
