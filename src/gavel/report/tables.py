@@ -79,16 +79,21 @@ def render(table: Table, style: str, results: Sequence[tuple[str, Result]] = ())
 
 
 def _rich(table: Table) -> str:
+    """A terminal table; columns empty in every row (a category no run has) are left out."""
     from rich.console import Console
     from rich.table import Table as RichTable
 
+    keep = [
+        i for i in range(len(table.headers)) if i == 0 or any(row[i] != "–" for row in table.rows)
+    ]
     rich_table = RichTable(title=table.title, caption="\n".join(table.notes))
-    for index, header in enumerate(table.headers):
-        rich_table.add_column(header, justify="left" if index == 0 else "right")
+    for index in keep:
+        if index == 0:
+            rich_table.add_column(table.headers[index], justify="left", no_wrap=True)
+        else:
+            rich_table.add_column(table.headers[index], justify="right")
     for row in table.rows:
-        rich_table.add_row(*row)
-    console = Console(
-        file=io.StringIO(), width=max(100, 12 * len(table.headers)), force_terminal=False
-    )
+        rich_table.add_row(*(row[i] for i in keep))
+    console = Console(file=io.StringIO(), width=max(100, 10 * len(keep) + 20), force_terminal=False)
     console.print(rich_table)
     return console.file.getvalue()  # type: ignore[attr-defined]

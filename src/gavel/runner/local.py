@@ -117,13 +117,14 @@ def _progress(total: int | None, enabled: bool):
         TimeRemainingColumn,
     )
 
+    console = Console(stderr=True)
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled,
+        console=console,
+        disable=not enabled or not console.is_terminal,
         transient=True,
     )

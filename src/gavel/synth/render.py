@@ -89,7 +89,7 @@ def damage(image: Image.Image, difficulty: Difficulty, rng: np.random.Generator)
         image = image.filter(ImageFilter.GaussianBlur(difficulty.blur))
     if difficulty.noise:
         pixels = np.asarray(image, dtype=np.float32)
-        pixels = pixels + rng.normal(0.0, difficulty.noise, pixels.shape).astype(np.float32)
+        pixels += difficulty.noise * rng.standard_normal(pixels.shape, dtype=np.float32)
         image = Image.fromarray(np.clip(np.rint(pixels), 0, 255).astype(np.uint8))
     if difficulty.jpeg_quality:
         buffer = io.BytesIO()

@@ -1,7 +1,7 @@
-"""The built-in ``scene`` model as an adapter: it looks at the pixels and reads the caption.
+"""The built-in ``scene`` model as an adapter: it looks at the pixels and reads the text.
 
 It never reads file names, image metadata or the generator's sidecar files: only the decoded
-pixels of the image it is sent and the text fields of the request.
+pixels (or video frames) it is sent and the text fields of the request.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ import numpy as np
 from PIL import Image
 
 from gavel.models.base import Answer, Capabilities, Request
+from gavel.models.scene.detailverify_answer import answer_detailverify
 from gavel.models.scene.gavel_answer import answer_gavel
+from gavel.models.scene.video_answer import answer_question
+
+
+def _pixels(request: Request) -> np.ndarray:
+    with Image.open(request.images[0]) as image:
+        return np.asarray(image.convert("RGB"))
 
 
 class SceneModel:
@@ -23,9 +30,14 @@ class SceneModel:
         return {"kind": "built-in rule-based perception of gavel's synthetic scenes"}
 
     def answer(self, request: Request) -> Answer:
-        if request.task != "gavel":
-            raise ValueError(f"the scene model does not answer {request.task!r} yet")
-        with Image.open(request.images[0]) as image:
-            pixels = np.asarray(image.convert("RGB"))
-        height, width = pixels.shape[:2]
-        return Answer(answer_gavel(pixels, request.fields["caption"]), sent_size=(width, height))
+        if request.task == "gavel":
+            pixels = _pixels(request)
+            height, width = pixels.shape[:2]
+            return Answer(
+                answer_gavel(pixels, request.fields["caption"]), sent_size=(width, height)
+            )
+        if request.task == "detailverify":
+            return Answer(answer_detailverify(_pixels(request), request.fields["caption"]))
+        if request.task == "videohallucer":
+            return Answer(answer_question(request.images[0], request.fields["question"]))
+        raise ValueError(f"the scene model does not answer {request.task!r}")
