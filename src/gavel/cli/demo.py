@@ -95,7 +95,7 @@ def demo(out: Path, match: str, count: int, seed: int) -> None:  # fmt: skip
     started = time.perf_counter()
     runs: dict[str, list] = {"gavel": score_photos(out / "photos", match)}
     for benchmark, difficulty, share in SYNTHETIC_RUNS:
-        n = max(2, round(count * share))
+        n = max(3, round(count * share))
         runs.setdefault(benchmark, []).append(
             score_synthetic(out / "synthetic", benchmark, difficulty, n, seed, match)
         )

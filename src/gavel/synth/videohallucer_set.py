@@ -224,6 +224,8 @@ def generate_videohallucer(
         if progress:
             progress()
     for category, items in pairs.items():
+        if not items:
+            continue  # with fewer pairs than categories, a category may get none
         (out / category).mkdir(parents=True, exist_ok=True)
         ordered = [
             {
