@@ -1,9 +1,10 @@
-"""Throughput of ``gavel synth`` and of the built-in scene model, per difficulty.
+"""Throughput of ``gavel synth`` and of the built-in scene model, per benchmark and difficulty.
 
-    python bench/synth_and_scene.py [--n 200]
+    python bench/synth_and_scene.py [--n 100]
 
 Goal: the scene model answers 50 or more GAVEL samples per second on 2 cores (image decoding
-included). Both are timed in this one process, one after the other, on the same files.
+included). Each row is timed in this one process on the same files, synth first, then the model.
+VideoHallucer counts pairs for synth and questions for the model.
 """
 
 from __future__ import annotations
@@ -13,33 +14,36 @@ import tempfile
 import time
 from pathlib import Path
 
-from gavel.benchmarks.gavel import build_requests
-from gavel.benchmarks.gavel_data import load_samples
+from gavel.benchmarks.registry import Options, get_benchmark
 from gavel.models.scene.adapter import SceneModel
-from gavel.prompts import load_template
-from gavel.synth.gavel_set import generate_gavel
+
+SHARE = {"gavel": 1.0, "detailverify": 0.5, "videohallucer": 0.25}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--n", type=int, default=100, help="GAVEL samples (others get fewer)")
     args = parser.parse_args()
     model = SceneModel()
-    template = load_template("gavel_v1")
-    print(f"{'difficulty':<10} {'synth samples/s':>16} {'scene samples/s':>16}")
-    for difficulty in ("easy", "medium", "hard"):
-        with tempfile.TemporaryDirectory() as folder:
-            root = Path(folder)
-            started = time.perf_counter()
-            data = generate_gavel(root, args.n, seed=0, difficulty=difficulty)
-            synth_rate = args.n / (time.perf_counter() - started)
-            samples, _ = load_samples(data)
-            requests = list(build_requests(samples, root, template, "pixel"))
-            started = time.perf_counter()
-            for request in requests:
-                model.answer(request)
-            scene_rate = len(requests) / (time.perf_counter() - started)
-        print(f"{difficulty:<10} {synth_rate:>16.1f} {scene_rate:>16.1f}")
+    print(
+        f"{'benchmark':<14} {'difficulty':<10} {'n':>5} {'synth items/s':>14} {'scene answers/s':>16}"
+    )
+    for benchmark, share in SHARE.items():
+        spec = get_benchmark(benchmark)
+        n = max(3, round(args.n * share))
+        for difficulty in ("easy", "medium", "hard"):
+            with tempfile.TemporaryDirectory() as folder:
+                started = time.perf_counter()
+                data = spec.synth(Path(folder), n, 0, difficulty, Options(), None)
+                synth_rate = n / (time.perf_counter() - started)
+                requests = list(spec.prepare(data, model, Options()).requests)
+                started = time.perf_counter()
+                for request in requests:
+                    model.answer(request)
+                answer_rate = len(requests) / (time.perf_counter() - started)
+            print(
+                f"{benchmark:<14} {difficulty:<10} {n:>5} {synth_rate:>14.1f} {answer_rate:>16.1f}"
+            )
 
 
 if __name__ == "__main__":

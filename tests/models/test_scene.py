@@ -80,3 +80,32 @@ def test_renamed_files_without_metadata_give_the_same_answers(runs, tmp_path):
 
     assert "Description" in Image.open(next((leaky / "images").iterdir())).text
     assert responses(leaky) == responses(clean)
+
+
+# --- DetailVerifyBench and VideoHallucer through the benchmark registry ---------------------
+
+
+def run_synthetic(folder, benchmark: str, difficulty: str, n: int, seed: int):
+    from gavel.benchmarks.registry import Options, get_benchmark
+
+    spec = get_benchmark(benchmark)
+    data = spec.synth(folder, n, seed, difficulty, Options(), None)
+    prepared = spec.prepare(data, SceneModel(), Options())
+    run_model(SceneModel(), prepared.requests, folder / "pred.jsonl", progress=False)
+    result, _ = spec.evaluate(data, folder / "pred.jsonl", Options(resamples=0))
+    return result
+
+
+def test_detailverify_tags_well_on_medium_and_worse_on_hard(tmp_path):
+    medium = run_synthetic(tmp_path / "m", "detailverify", "medium", 20, seed=2)
+    hard = run_synthetic(tmp_path / "h", "detailverify", "hard", 20, seed=2)
+    assert medium.counts["invalid"] == 0  # the tagged caption keeps every word
+    assert 60.0 <= medium.metrics["token"]["f1"] < 100.0
+    assert hard.metrics["token"]["f1"] <= medium.metrics["token"]["f1"] - 20.0
+
+
+def test_videohallucer_answers_from_frames(tmp_path):
+    pytest.importorskip("av")
+    result = run_synthetic(tmp_path / "v", "videohallucer", "medium", 12, seed=1)
+    assert result.counts["model_error"] == 0
+    assert result.metrics["overall"] >= 60.0

@@ -31,6 +31,14 @@ FILLERS = (
     "Nothing else is visible apart from the shapes described here.",
     "The spacing between the shapes leaves large areas of the canvas empty.",
     "The picture is viewed straight on, without any perspective distortion.",
+    "The outlines are sharp enough that every corner and curve can be followed easily.",
+    "No part of any shape is cut off by the border of the image.",
+    "The background is uniform, without any texture, pattern or noise of its own.",
+    "The scene has the tidy, abstract look of a puzzle or a test illustration.",
+    "Each shape is drawn in a single color, apart from any white pattern inside it.",
+    "The arrangement does not follow any obvious order or symmetry.",
+    "No shape is rotated in an unusual way; all of them stand upright.",
+    "The image contains no people, animals, furniture or landscape of any kind.",
 )
 MIN_WORDS = 150
 MAX_RELATIONS = 3

@@ -8,13 +8,16 @@ with ``basic`` and ``hallucination`` holding ``video``, ``question``, ``answer``
 - temporal: ``temporal_absolute`` (beginning/end), ``temporal_relative`` (before/after) and
   ``color_change`` (from one colour to another);
 - semantic_detail: the same question about two videos that differ in one detail (a colour).
+
+``videos.jsonl`` describes every track of every video (for checking the answers independently;
+the built-in model never reads it).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +54,7 @@ def _track(
 ):
     short = min(WIDTH, HEIGHT)
     small = rng.random() < difficulty.small_share
-    side = float(rng.uniform(0.14, 0.17) if small else rng.uniform(0.2, 0.26)) * short
+    side = float(rng.uniform(0.11, 0.14) if small else rng.uniform(0.2, 0.26)) * short
     drift = float(rng.uniform(-0.08, 0.08)) * WIDTH, float(rng.uniform(-0.06, 0.06)) * HEIGHT
     close = difficulty.close_colors and rng.random() < 0.5
     return Track(
@@ -207,6 +210,8 @@ def generate_videohallucer(
     """Write ``n`` pairs spread over the three categories; returns the folder."""
     level = DIFFICULTIES[difficulty]
     pairs: dict[str, list[dict]] = {c: [] for c in CATEGORIES}
+    out.mkdir(parents=True, exist_ok=True)
+    sidecar = (out / "videos.jsonl").open("w")
     for index in range(n):
         category = CATEGORIES[index % len(CATEGORIES)]
         number = len(pairs[category])
@@ -218,11 +223,13 @@ def generate_videohallucer(
             name = f"{category}_{number:04d}{suffix}.mp4"
             write_video(video, out / category / "videos" / name, level, rng)
             names[suffix] = name
+            sidecar.write(json.dumps({"video": name, **asdict(video)}) + "\n")
         for question in (basic, hallucination):
             question["video"] = names[question.pop("_video", "")]
         pairs[category].append({"basic": basic, "hallucination": hallucination, "type": kind})
         if progress:
             progress()
+    sidecar.close()
     for category, items in pairs.items():
         if not items:
             continue  # with fewer pairs than categories, a category may get none
