@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import subprocess
 import sys
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 import gavel
 from gavel.records import Manifest
@@ -63,4 +67,48 @@ def build_manifest(benchmark: str, **fields: Any) -> Manifest:
         benchmark=benchmark,
         libraries=library_versions(),
         **fields,
+    )
+
+
+def run_manifest_path(predictions: str | Path) -> Path:
+    """``pred.jsonl`` -> ``pred.manifest.json``: how ``gavel generate`` made the predictions."""
+    path = Path(predictions)
+    return path.with_name(path.stem + ".manifest.json")
+
+
+def scoring_manifest(
+    benchmark: str,
+    *,
+    data: str | Path,
+    data_sha256: str,
+    predictions: str | Path,
+    predictions_sha256: str,
+    models: Iterable[str | None],
+    settings: Any,
+    extra: dict[str, Any] | None = None,
+) -> Manifest:
+    """The manifest of a scored run. When the predictions come with the run manifest that
+    ``gavel generate`` writes, the adapter and prompt hash are carried over from it, so a score
+    names the exact prompt that produced the answers."""
+    names = sorted({m for m in models if m})
+    adapter: dict[str, Any] = {}
+    prompt_sha256 = None
+    generated = run_manifest_path(predictions)
+    if generated.is_file():
+        try:
+            made = msgspec.json.decode(generated.read_bytes(), type=Manifest)
+            adapter, prompt_sha256 = made.adapter, made.prompt_sha256
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            adapter = {"note": f"{generated.name} could not be read"}
+    return build_manifest(
+        benchmark,
+        data_file=str(data),
+        data_sha256=data_sha256,
+        predictions_file=str(predictions),
+        predictions_sha256=predictions_sha256,
+        model=names[0] if len(names) == 1 else (", ".join(names) or None),
+        adapter=adapter,
+        prompt_sha256=prompt_sha256,
+        seed=getattr(settings, "seed", None),
+        settings=dataclasses.asdict(settings) | (extra or {}),
     )

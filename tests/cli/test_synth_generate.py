@@ -23,8 +23,29 @@ def test_synth_then_generate_then_score(gavel, tmp_path):
     manifest = json.loads((tmp_path / "pred.manifest.json").read_text())
     assert manifest["model"] == "scene" and len(manifest["prompt_sha256"]) == 64
 
-    scored = gavel("score", "--data", data, "--predictions", pred, "--format", "csv")
+    scored = gavel("score", "--data", data, "--predictions", pred, "--format", "csv",
+                   "--out", tmp_path / "run" / "results.json")  # fmt: skip
     assert scored.returncode == 0 and scored.stdout.startswith("Method,A@0.3")
+    result = json.loads((tmp_path / "run" / "results.json").read_text())
+    # The score names the exact prompt and adapter that produced the answers.
+    assert result["manifest"]["prompt_sha256"] == manifest["prompt_sha256"]
+    assert result["manifest"]["adapter"]["spec"] == "scene"
+
+
+def test_every_benchmark_synth_generate_score(gavel, tmp_path):
+    for benchmark, data_name in (("detailverify", "real_test.jsonl"), ("videohallucer", "")):
+        folder = tmp_path / benchmark
+        assert gavel("synth", "--benchmark", benchmark, "--n", "3", "--out", folder).returncode == 0
+        data = folder / data_name if data_name else folder
+        pred = folder / "pred.jsonl"
+        done = gavel("generate", "--benchmark", benchmark, "--data", data, "--model", "scene",
+                     "--out", pred, "--no-progress")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        scored = gavel("score", "--benchmark", benchmark, "--data", data, "--predictions", pred,
+                       "--format", "json")  # fmt: skip
+        assert scored.returncode == 0, scored.stderr
+        result = next(iter(json.loads(scored.stdout).values()))
+        assert result["benchmark"] == benchmark
 
 
 def test_synth_category_weights_are_checked(gavel, tmp_path):

@@ -18,7 +18,6 @@ Modes (setting ``mode``):
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from gavel.benchmarks.detailverify_tokens import (
 )
 from gavel.errors import ConfigError
 from gavel.io.predictions import PredictionReader
-from gavel.manifest import build_manifest
+from gavel.manifest import scoring_manifest
 from gavel.models.base import Request
 from gavel.prompts import Template, load_template
 from gavel.records import Outcome, Prediction, Result
@@ -196,17 +195,15 @@ def evaluate_files(
         )
     warnings += _loader_warnings(loader.report)
 
-    model_names = sorted(models)
-    manifest = build_manifest(
+    manifest = scoring_manifest(
         NAME,
-        data_file=str(data),
+        data=data,
         data_sha256=loader.sha256,
-        predictions_file=str(predictions),
+        predictions=predictions,
         predictions_sha256=reader.sha256,
-        model=model_names[0] if len(model_names) == 1 else (", ".join(model_names) or None),
-        seed=settings.seed,
-        settings=dataclasses.asdict(settings)
-        | {"layouts": {k: v for k, v in loader.report.items() if k.endswith("_test")}},
+        models=models,
+        settings=settings,
+        extra={"layouts": {k: v for k, v in loader.report.items() if k.endswith("_test")}},
     )
     result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
     return result, scores

@@ -11,7 +11,6 @@ all count as wrong for verification and as IoU 0 for grounding, and each is coun
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -25,7 +24,7 @@ from gavel.benchmarks.gavel_data import load_samples
 from gavel.errors import ConfigError
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
 from gavel.io.predictions import PredictionReader
-from gavel.manifest import build_manifest
+from gavel.manifest import scoring_manifest
 from gavel.matching import describe, get_policy
 from gavel.metrics.grounding import (
     IOU_TOLERANCE,
@@ -366,7 +365,6 @@ def evaluate_files(
     reader = PredictionReader(predictions)
     scores, unknown, tally = score_predictions(samples, reader, settings)
     summary = summarize(samples, scores, settings, tally)
-    models = sorted({m for m in tally.models if m})
     warnings = []
     if unknown:
         shown = ", ".join(repr(u) for u in unknown[:5])
@@ -375,16 +373,15 @@ def evaluate_files(
         warnings.append(f"{summary['counts'][Outcome.MISSING]} sample(s) have no prediction")
     if loader.report.clipped_boxes:
         warnings.append(f"{loader.report.clipped_boxes} gold box(es) clipped to the image")
-    manifest = build_manifest(
+    manifest = scoring_manifest(
         NAME,
-        data_file=str(data),
+        data=data,
         data_sha256=loader.sha256,
-        predictions_file=str(predictions),
+        predictions=predictions,
         predictions_sha256=reader.sha256,
-        model=models[0] if len(models) == 1 else (", ".join(models) or None),
-        seed=settings.seed,
-        settings=dataclasses.asdict(settings)
-        | {"iou_tolerance": IOU_TOLERANCE, "match_description": describe(settings.match)},
+        models=tally.models,
+        settings=settings,
+        extra={"iou_tolerance": IOU_TOLERANCE, "match_description": describe(settings.match)},
     )
     summary["counts"]["unknown_ids"] = len(unknown)
     summary["counts"]["gold_boxes_clipped"] = loader.report.clipped_boxes

@@ -13,7 +13,6 @@ only) an unknown answer all count as wrong, and each is counted in ``counts``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from gavel.benchmarks.videohallucer_data import (
 )
 from gavel.errors import ConfigError
 from gavel.io.predictions import PredictionReader
-from gavel.manifest import build_manifest
+from gavel.manifest import scoring_manifest
 from gavel.metrics.paired import (
     card_bias,
     official_bias,
@@ -376,17 +375,15 @@ def evaluate_files(
             f"overall averages {len(board)} of the {len(LEADERBOARD)} leaderboard categories "
             f"({', '.join(board) or 'none'}); not comparable with the leaderboard"
         )
-    names = sorted(models)
-    manifest = build_manifest(
+    manifest = scoring_manifest(
         NAME,
-        data_file=str(data),
+        data=data,
         data_sha256=dataset.sha256,
-        predictions_file=str(predictions),
+        predictions=predictions,
         predictions_sha256=reader.sha256,
-        model=names[0] if len(names) == 1 else (", ".join(names) or None),
-        seed=settings.seed,
-        settings=dataclasses.asdict(settings)
-        | {
+        models=models,
+        settings=settings,
+        extra={
             "data_files": {
                 f.category: {"path": str(f.path), "sha256": f.sha256, "pairs": f.pairs}
                 for f in dataset.files

@@ -9,14 +9,9 @@ import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
 from gavel.io.files import atomic_write_bytes
-from gavel.manifest import build_manifest
+from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.registry import describe_specs, load_model
 from gavel.runner.local import run_model
-
-
-def run_manifest_path(predictions: Path) -> Path:
-    """``pred.jsonl`` -> ``pred.manifest.json``: how the predictions were made."""
-    return predictions.with_name(predictions.stem + ".manifest.json")
 
 
 @click.command()
