@@ -234,6 +234,9 @@ BOX_INSTRUCTIONS = {
     "rel1000": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1000",
     "rel999": " as [x1, y1, x2, y2] relative to the image size, from 0 to 999",
     "yx1000": " as [ymin, xmin, ymax, xmax] relative to the image size, from 0 to 1000",
+    "loc1000": " as four <loc_N> tokens each (x1, y1, x2, y2; N from 0 to 999)",
+    "loc1024-yx": " as four <locNNNN> tokens each (y1, x1, y2, x2; NNNN from 0000 to 1023)",
+    "coord-tokens": " as four coordinate tokens <p-512> to <p512> each (x1, y1, x2, y2)",
 }
 
 
