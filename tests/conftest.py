@@ -1,7 +1,9 @@
-"""Shared fixtures: where the real benchmark data lives when it is available."""
+"""Shared fixtures: the real benchmark data when available, and the command line as a user runs it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,3 +18,19 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real benchmark data not found at ../shared/data (looked in {SHARED_DATA})")
     return SHARED_DATA
+
+
+@pytest.fixture
+def gavel():
+    """Run the real command line in a subprocess; returns the completed process."""
+
+    def run(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gavel", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=120,
+        )
+
+    return run

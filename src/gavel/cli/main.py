@@ -7,6 +7,7 @@ import sys
 import click
 
 from gavel import __version__
+from gavel.cli.compare import compare
 from gavel.cli.data import data
 from gavel.cli.demo import demo
 from gavel.cli.generate import generate
@@ -33,6 +34,7 @@ def cli() -> None:
 cli.add_command(synth)
 cli.add_command(generate)
 cli.add_command(score)
+cli.add_command(compare)
 cli.add_command(data)
 cli.add_command(demo)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from gavel.records import CATEGORY_COLUMNS, Result
 
-FORMATS = ("table", "markdown", "csv", "json")
+FORMATS = ("table", "markdown", "csv", "latex", "json")
 
 
 @dataclass
@@ -70,12 +70,34 @@ def render(table: Table, style: str, results: Sequence[tuple[str, Result]] = ())
         writer.writerow(table.headers)
         writer.writerows(table.rows)
         return buffer.getvalue()
+    if style == "latex":
+        return _latex(table)
     if style == "json":
         import msgspec
 
         payload: dict[str, Any] = {name: msgspec.to_builtins(r) for name, r in results}
         return json.dumps(payload, indent=2) + "\n"
     return _rich(table)
+
+
+_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                  "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "\\": r"\textbackslash{}", "–": "--", "−": "$-$"}  # fmt: skip
+
+
+def _escape_latex(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _latex(table: Table) -> str:
+    """A booktabs tabular, text escaped (model names may hold _ or &)."""
+    spec = "l" + "r" * (len(table.headers) - 1)
+    lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule"]
+    lines.append(" & ".join(_escape_latex(h) for h in table.headers) + r" \\")
+    lines.append("\\midrule")
+    lines += [" & ".join(_escape_latex(cell) for cell in row) + r" \\" for row in table.rows]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
 
 
 def _rich(table: Table) -> str:

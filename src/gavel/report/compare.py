@@ -1,0 +1,156 @@
+"""Is model A better than model B on the same samples? Paired bootstrap and McNemar's test.
+
+Both runs' per-sample scores (``results.scores.jsonl`` beside each ``results.json``) are joined
+on the unit each benchmark counts: a GAVEL sample, a DetailVerifyBench sample that both runs
+scored, a VideoHallucer pair. For every headline metric the difference A − B gets a paired
+percentile-bootstrap interval and p-value (samples resampled jointly, so per-sample difficulty
+cancels), and binary metrics also get McNemar's exact test on the discordant samples.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest
+
+from gavel.errors import DataError, GavelError
+
+PerUnit = dict[str, dict[str, float]]
+
+
+def _gavel_units(scores: list[dict[str, Any]]) -> PerUnit:
+    units: PerUnit = {}
+    for s in scores:
+        values = {"accuracy": float(s.get("verdict_pred") == s["verdict_true"])}
+        if "iou" in s and s["iou"] is not None:
+            for t in (0.3, 0.5, 0.7):
+                values[f"A@{t:g}"] = float(s["iou"] >= t - 1e-9)
+        units[s["id"]] = values
+    return units
+
+
+def _detailverify_units(scores: list[dict[str, Any]]) -> PerUnit:
+    names = ("token_precision", "token_recall", "token_f1", "token_iou")
+    return {
+        s["id"]: dict(zip(names, s["token"], strict=True))
+        for s in scores
+        if s.get("scored") and s.get("token") is not None
+    }
+
+
+def _videohallucer_units(scores: list[dict[str, Any]]) -> PerUnit:
+    sides: dict[str, list[bool]] = defaultdict(list)
+    for s in scores:
+        sides[s["pair"]].append(bool(s.get("correct")))
+    return {pair: {"paired_accuracy": float(all(c) and len(c) == 2)} for pair, c in sides.items()}
+
+
+UNITS: dict[str, Callable[[list[dict[str, Any]]], PerUnit]] = {
+    "gavel": _gavel_units,
+    "detailverify": _detailverify_units,
+    "videohallucer": _videohallucer_units,
+}
+BINARY = {"accuracy", "A@0.3", "A@0.5", "A@0.7", "paired_accuracy"}
+
+
+@dataclass
+class Comparison:
+    metric: str
+    n: int
+    a: float
+    b: float
+    difference: float
+    interval: list[float]
+    p_bootstrap: float
+    discordant: tuple[int, int] | None = None  # (A right & B wrong, A wrong & B right)
+    p_mcnemar: float | None = None
+
+
+def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    try:
+        result = json.loads(results.read_text())
+    except FileNotFoundError:
+        raise DataError(results, None, None, "file not found") from None
+    except ValueError as error:
+        raise DataError(results, None, None, f"not valid JSON ({error})") from None
+    scores_file = results.with_name(results.stem + ".scores.jsonl")
+    if not scores_file.is_file():
+        raise DataError(
+            scores_file, None, None, "per-sample scores not found (written by `gavel score --out`)"
+        )
+    scores = [json.loads(line) for line in scores_file.read_text().splitlines() if line.strip()]
+    return result, scores
+
+
+def mcnemar(a: np.ndarray, b: np.ndarray) -> tuple[tuple[int, int], float]:
+    """Exact McNemar test: a binomial test of the discordant pairs against 1/2."""
+    only_a = int(np.sum((a == 1) & (b == 0)))
+    only_b = int(np.sum((a == 0) & (b == 1)))
+    if only_a + only_b == 0:
+        return (0, 0), 1.0
+    return (only_a, only_b), float(binomtest(only_a, only_a + only_b, 0.5).pvalue)
+
+
+def paired_bootstrap(
+    a: np.ndarray, b: np.ndarray, *, resamples: int, rng: np.random.Generator, level: float = 0.95
+) -> tuple[list[float], float]:
+    """Percentile interval of mean(a − b) over joint resamples, and a two-sided p-value."""
+    diff = a - b
+    n = len(diff)
+    draws = np.empty(resamples)
+    for start in range(0, resamples, 256):
+        stop = min(resamples, start + 256)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        draws[start:stop] = diff[idx].mean(axis=1)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(draws, [alpha, 1 - alpha])
+    p = min(1.0, 2 * min(np.mean(draws <= 0), np.mean(draws >= 0)))
+    return [float(low), float(high)], float(p)
+
+
+def compare_runs(
+    first: Path, second: Path, *, resamples: int = 2000, seed: int = 0
+) -> tuple[str, list[Comparison], list[str]]:
+    """(benchmark, one comparison per metric, warnings) for two scored runs."""
+    result_a, scores_a = read_run(first)
+    result_b, scores_b = read_run(second)
+    benchmark = result_a["benchmark"]
+    if result_b["benchmark"] != benchmark:
+        raise GavelError(f"cannot compare a {benchmark} run with a {result_b['benchmark']} run")
+    warnings = []
+    if result_a["manifest"].get("data_sha256") != result_b["manifest"].get("data_sha256"):
+        warnings.append(
+            "the two runs were scored on different data files; only shared ids are compared"
+        )
+    units_a, units_b = UNITS[benchmark](scores_a), UNITS[benchmark](scores_b)
+    shared = sorted(set(units_a) & set(units_b))
+    if not shared:
+        raise GavelError("the two runs have no scored sample in common")
+    if len(shared) < max(len(units_a), len(units_b)):
+        warnings.append(
+            f"{len(shared)} shared units compared ({len(units_a)} in A, {len(units_b)} in B)"
+        )
+    rng = np.random.default_rng(seed)
+    comparisons = []
+    metrics = sorted(
+        {m for u in shared for m in units_a[u]} & {m for u in shared for m in units_b[u]}
+    )
+    for metric in metrics:
+        ids = [u for u in shared if metric in units_a[u] and metric in units_b[u]]
+        a = np.array([units_a[u][metric] for u in ids])
+        b = np.array([units_b[u][metric] for u in ids])
+        interval, p = paired_bootstrap(a, b, resamples=resamples, rng=rng)
+        comparison = Comparison(
+            metric, len(ids), 100 * a.mean(), 100 * b.mean(), 100 * (a.mean() - b.mean()),
+            [100 * v for v in interval], p,
+        )  # fmt: skip
+        if metric in BINARY:
+            comparison.discordant, comparison.p_mcnemar = mcnemar(a, b)
+        comparisons.append(comparison)
+    return benchmark, comparisons, warnings

@@ -1,0 +1,99 @@
+"""``gavel compare``: McNemar by hand, the paired bootstrap against the normal approximation."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from gavel.errors import GavelError
+from gavel.report.compare import compare_runs, mcnemar, paired_bootstrap
+
+
+def test_mcnemar_exact_by_hand():
+    a = np.array([1] * 8 + [0] * 2 + [1] * 5)
+    b = np.array([0] * 8 + [1] * 2 + [1] * 5)
+    (only_a, only_b), p = mcnemar(a, b)
+    assert (only_a, only_b) == (8, 2)
+    # two-sided exact binomial: 2 * P(X <= 2), X ~ Bin(10, 1/2) = 2 * (1 + 10 + 45) / 1024
+    assert p == pytest.approx(2 * 56 / 1024)
+    assert mcnemar(a, a) == ((0, 0), 1.0)
+
+
+def test_paired_bootstrap_matches_the_normal_approximation():
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.6, 0.2, 400)
+    b = a - rng.normal(0.05, 0.1, 400)  # strongly paired: the difference has sd 0.1
+    interval, p = paired_bootstrap(a, b, resamples=4000, rng=np.random.default_rng(1))
+    diff = a - b
+    half = 1.96 * diff.std(ddof=1) / math.sqrt(len(diff))
+    assert interval == pytest.approx([diff.mean() - half, diff.mean() + half], abs=0.003)
+    assert p < 0.001
+
+
+def write_run(folder, benchmark, rows, data_sha="x"):
+    folder.mkdir(parents=True)
+    result = {"benchmark": benchmark, "manifest": {"data_sha256": data_sha}}
+    (folder / "results.json").write_text(json.dumps(result))
+    (folder / "results.scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder / "results.json"
+
+
+def test_gavel_runs_are_joined_per_sample(tmp_path):
+    truth = [True, True, True, False]
+    a = [{"id": f"s{i}", "verdict_true": t, "verdict_pred": t, "iou": v}
+         for i, (t, v) in enumerate(zip(truth, [0.9, 0.6, 0.2, None], strict=True))]  # fmt: skip
+    b = [{"id": f"s{i}", "verdict_true": t, "verdict_pred": not t, "iou": v}
+         for i, (t, v) in enumerate(zip(truth, [0.9, 0.1, 0.1, None], strict=True))]  # fmt: skip
+    benchmark, comparisons, warnings = compare_runs(
+        write_run(tmp_path / "a", "gavel", a), write_run(tmp_path / "b", "gavel", b), resamples=200
+    )
+    by_metric = {c.metric: c for c in comparisons}
+    assert benchmark == "gavel" and warnings == []
+    assert by_metric["A@0.5"].n == 3  # the clean sample has no box
+    assert (by_metric["A@0.5"].a, by_metric["A@0.5"].b) == pytest.approx((200 / 3, 100 / 3))
+    assert by_metric["A@0.5"].discordant == (1, 0)
+    assert by_metric["accuracy"].difference == pytest.approx(100.0)
+
+
+def test_videohallucer_compares_pairs(tmp_path):
+    def rows(correct):
+        return [{"id": f"c/{i}/{side}", "pair": f"c/{i}", "correct": ok}
+                for i, pair in enumerate(correct) for side, ok in zip(("basic", "hallucination"), pair, strict=True)]  # fmt: skip
+
+    a = write_run(
+        tmp_path / "a", "videohallucer", rows([(True, True), (True, False), (True, True)])
+    )
+    b = write_run(
+        tmp_path / "b", "videohallucer", rows([(True, False), (True, False), (True, True)])
+    )
+    _, (paired,), _ = compare_runs(a, b, resamples=200)
+    assert paired.metric == "paired_accuracy"
+    assert (paired.a, paired.b, paired.discordant) == (
+        pytest.approx(200 / 3),
+        pytest.approx(100 / 3),
+        (1, 0),
+    )
+
+
+def test_mismatched_runs_are_refused(tmp_path):
+    a = write_run(tmp_path / "a", "gavel", [{"id": "s", "verdict_true": True}])
+    b = write_run(tmp_path / "b", "videohallucer", [{"id": "c/0/basic", "pair": "c/0"}])
+    with pytest.raises(GavelError, match="cannot compare"):
+        compare_runs(a, b)
+    (tmp_path / "a" / "results.scores.jsonl").unlink()
+    with pytest.raises(GavelError, match="per-sample scores not found"):
+        compare_runs(a, a)
+
+
+def test_compare_command_on_the_demo_photos(gavel, tmp_path):
+    assert gavel("demo", "--out", tmp_path / "demo", "--n", "4").returncode == 0
+    photos = tmp_path / "demo" / "photos"
+    done = gavel("compare", photos / "gpt" / "results.json", photos / "qwen3-vl" / "results.json",
+                 "--format", "csv", "--bootstrap", "200")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    header, *rows = done.stdout.splitlines()
+    assert header.startswith("Metric,A,B,A−B,95% CI")
+    assert {row.split(",")[0] for row in rows} == {"A@0.3", "A@0.5", "A@0.7", "accuracy"}
