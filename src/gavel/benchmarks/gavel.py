@@ -39,6 +39,7 @@ from gavel.models.base import Request
 from gavel.overlap import union_overlap
 from gavel.parsing import ImageGeometry, parse_boxes, parse_explanation, parse_verdict
 from gavel.parsing.conventions import get_convention
+from gavel.parsing.verdict import MAX_EXPLANATION
 from gavel.prompts import Template
 from gavel.records import CATEGORY_COLUMNS, GavelSample, GavelScore, Outcome, Prediction, Result
 
@@ -122,6 +123,7 @@ class GavelScorer:
         explanation = prediction.explanation
         if explanation is None:
             explanation = parse_explanation(prediction.response)
+        explanation = explanation[:MAX_EXPLANATION]  # untrusted text: stored capped
         boxes, status, box_format = self._boxes(sample, prediction)
         self.tally.box_status[status] += 1
         if verdict is None:
