@@ -14,6 +14,7 @@ from gavel.examples import example_dir
 from gavel.io.files import atomic_write_bytes
 from gavel.matching import policy_names
 from gavel.models.scene.adapter import SceneModel
+from gavel.report.html import write_report
 from gavel.report.tables import render
 from gavel.runner.local import run_model
 
@@ -90,7 +91,7 @@ def demo(out: Path, match: str, count: int, seed: int) -> None:  # fmt: skip
        captions, scored against answers written in five model families' box syntaxes.
     2. GAVEL, DetailVerifyBench and VideoHallucer on fresh synthetic data with exact gold
        (medium and hard), answered by the built-in scene model from pixels alone.
-    Data, predictions, results and per-sample scores go to --out.
+    Data, predictions, results, per-sample scores and an HTML report go to --out.
     """
     started = time.perf_counter()
     runs: dict[str, list] = {"gavel": score_photos(out / "photos", match)}
@@ -103,4 +104,6 @@ def demo(out: Path, match: str, count: int, seed: int) -> None:  # fmt: skip
         table = get_benchmark(benchmark).table(results)
         atomic_write_bytes(out / f"{benchmark}-table.md", render(table, "markdown").encode())
         click.echo(render(table, "table"), nl=False)
+    page = write_report(sorted(out.rglob("results.json")), out / "report", title="gavel demo")
+    click.echo(f"report: {page}")
     click.echo(f"everything is in {out}/ ({time.perf_counter() - started:.1f} s)")

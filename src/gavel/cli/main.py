@@ -11,6 +11,7 @@ from gavel.cli.compare import compare
 from gavel.cli.data import data
 from gavel.cli.demo import demo
 from gavel.cli.generate import generate
+from gavel.cli.report import report
 from gavel.cli.score import score
 from gavel.cli.synth import synth
 from gavel.errors import GavelError
@@ -27,6 +28,8 @@ def cli() -> None:
       gavel synth --n 200 --out synth/             a diagnostic set with exact gold
       gavel generate --data synth/gavel.jsonl --model scene --out pred.jsonl
       gavel score --data synth/gavel.jsonl --predictions pred.jsonl --out run/results.json
+      gavel report run/ --out report/              an HTML page with tables, plots, a gallery
+      gavel compare a/results.json b/results.json  is A better than B on the same samples?
       gavel data validate test.jsonl               check a data file
     """
 
@@ -34,6 +37,7 @@ def cli() -> None:
 cli.add_command(synth)
 cli.add_command(generate)
 cli.add_command(score)
+cli.add_command(report)
 cli.add_command(compare)
 cli.add_command(data)
 cli.add_command(demo)

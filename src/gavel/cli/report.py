@@ -1,0 +1,43 @@
+"""``gavel report RUN... --out DIR``: one self-contained HTML page comparing runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gavel.errors import GavelError
+from gavel.report.html import write_report
+
+
+def expand_runs(paths: tuple[Path, ...]) -> list[Path]:
+    """A folder without its own results.json stands for every run found below it."""
+    runs: list[Path] = []
+    for path in paths:
+        if path.is_dir() and not (path / "results.json").is_file():
+            found = sorted(path.rglob("results.json"))
+            if not found:
+                raise GavelError(f"{path}: no results.json in it or below it")
+            runs.extend(found)
+        else:
+            runs.append(path)
+    return runs
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for the page.")
+@click.option("--title", default=None, help="Page title.")
+@click.option(
+    "--page-size",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Gallery cards per page.",
+)
+def report(runs: tuple[Path, ...], out: Path, title: str | None, page_size: int) -> None:
+    """Tables, plots and a filterable sample gallery for one or more runs (results.json files,
+    run folders, or folders holding run folders; any of the three benchmarks). The page opens
+    from disk with no network."""
+    page = write_report(expand_runs(runs), out, title=title, page_size=page_size)
+    click.echo(f"report written to {page}")
