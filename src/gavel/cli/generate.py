@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -10,8 +11,15 @@ import msgspec
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
+from gavel.models.presets import get_preset, preset_names
 from gavel.models.registry import describe_specs, load_model
-from gavel.runner.local import run_model
+from gavel.runner.async_runner import run_sync
+
+
+def default_cache() -> Path:
+    """Where answers of remote models are cached: $GAVEL_CACHE_DIR or ~/.cache/gavel."""
+    root = os.environ.get("GAVEL_CACHE_DIR") or Path.home() / ".cache" / "gavel"
+    return Path(root) / "answers.sqlite"
 
 
 @click.command()
@@ -30,8 +38,49 @@ from gavel.runner.local import run_model
     "--out",
     type=click.Path(path_type=Path),
     required=True,
-    help="Predictions JSONL. An existing file is resumed: answered ids are skipped.",
+    help="Predictions JSONL. An existing file is resumed: answered ids are skipped and "
+    "failed ones asked again.",
 )
+@click.option(
+    "--preset",
+    type=click.Choice(preset_names()),
+    default=None,
+    help="Model family: declares its box convention, image size and GAVEL prompt.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Requests in flight [default: 16 for remote models, 1 for local ones].",
+)
+@click.option(
+    "--base-url",
+    "base_urls",
+    multiple=True,
+    help="OpenAI-compatible endpoint; repeat to spread requests over several servers.",
+)
+@click.option(
+    "--api-key-env",
+    default=None,
+    help="Environment variable holding the API key [default: OPENAI_API_KEY].",
+)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None)
+@click.option("--temperature", type=click.FloatRange(min=0), default=None)
+@click.option(
+    "--executor",
+    type=click.Choice(["local"]),
+    default="local",
+    show_default=True,
+    help="Where requests run (this process, with bounded async concurrency).",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="SQLite answer cache for remote models [default: ~/.cache/gavel/answers.sqlite].",
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the answer cache.")
 @click.option(
     "--image-root",
     type=click.Path(path_type=Path),
@@ -43,20 +92,37 @@ from gavel.runner.local import run_model
     "--prompt",
     "template_name",
     default=None,
-    help="GAVEL: prompt template shipped with gavel [default: gavel_v1].",
+    help="GAVEL: prompt template shipped with gavel [default: the preset's, gavel_v1].",
 )
 @click.option("--thinking", is_flag=True, help="DetailVerifyBench: the official thinking prompt.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
-def generate(benchmark: str, data_file: Path, spec: str, out: Path, image_root: Path | None,
+def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
+             concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
+             max_tokens: int | None, temperature: float | None, executor: str,
+             cache_path: Path | None, no_cache: bool, image_root: Path | None,
              template_name: str | None, thinking: bool, no_progress: bool) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
-    Rerunning the same command after a crash continues where it stopped: answered samples are
-    not sent again and no line is duplicated. Score the file with `gavel score`.
+    Failed calls (429, 5xx, timeouts, malformed replies) are retried with backoff; a run that
+    keeps failing stops loudly with everything done so far kept. Rerunning the same command
+    continues where it stopped, even after kill -9: answered samples are not sent again and no
+    line is duplicated. Score the file with `gavel score`.
     """
-    model = load_model(spec)
-    options = Options(image_root=image_root, prompt=template_name, thinking=thinking)
-    prepared = get_benchmark(benchmark).prepare(data_file, model, options)
+    family = get_preset(preset) if preset else None
+    remote = spec.startswith("openai:")
+    options = {
+        "base_urls": base_urls, "api_key_env": api_key_env, "max_tokens": max_tokens,
+        "temperature": temperature,
+        "box_format": family.box_format if family else None,
+        "max_image_side": family.max_image_side if family else None,
+    }  # fmt: skip
+    model = load_model(spec, **options)
+    bench_options = Options(
+        image_root=image_root,
+        prompt=template_name or (family.gavel_prompt if family else None),
+        thinking=thinking,
+    )
+    prepared = get_benchmark(benchmark).prepare(data_file, model, bench_options)
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),
@@ -65,14 +131,19 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, image_root: 
         model=model.name,
         adapter={"spec": spec, **model.settings(), "box_format": model.capabilities.box_format},
         prompt_sha256=prepared.template.sha256,
-        settings={"prompt_template": prepared.template.name, **prepared.settings},
+        settings={"prompt_template": prepared.template.name, "preset": preset, **prepared.settings},
     )
-    summary = run_model(
-        model, prepared.requests, out, total=prepared.total, progress=not no_progress
+    cache = None if no_cache or not remote else (cache_path or default_cache())
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+    summary = run_sync(
+        model,
+        prepared.requests,
+        out,
+        concurrency=concurrency or (16 if remote else 1),
+        total=prepared.total,
+        progress=not no_progress,
+        cache=cache,
     )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
-    click.echo(
-        f"{out}: {summary.answered} answered, {summary.skipped} already there, "
-        f"{summary.errors} errors, {summary.seconds:.1f} s",
-        err=True,
-    )
+    click.echo(f"{out}: {summary.describe()}", err=True)

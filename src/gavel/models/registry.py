@@ -1,49 +1,74 @@
-"""Model specs on the command line (``scene``, ``replay:FILE``, …) -> adapters."""
+"""Model specs on the command line (``openai:MODEL``, ``scene``, ``replay:FILE``) -> adapters."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from gavel.errors import ConfigError
 from gavel.models.base import Model
 
-_FACTORIES: dict[str, tuple[Callable[[str], Model], str]] = {}
+Factory = Callable[..., Model]
+_FACTORIES: dict[str, tuple[Factory, str]] = {}
 
 
-def register(
-    prefix: str, help_text: str
-) -> Callable[[Callable[[str], Model]], Callable[[str], Model]]:
-    """Register a factory for specs ``prefix`` or ``prefix:ARGUMENT``."""
+def register(prefix: str, help_text: str) -> Callable[[Factory], Factory]:
+    """Register a factory for specs ``prefix`` or ``prefix:ARGUMENT``.
 
-    def decorate(factory: Callable[[str], Model]) -> Callable[[str], Model]:
+    The factory is called with the argument and the command line's model options (endpoint,
+    sampling, image size, …); options left at None mean "not given".
+    """
+
+    def decorate(factory: Factory) -> Factory:
         _FACTORIES[prefix] = (factory, help_text)
         return factory
 
     return decorate
 
 
-def load_model(spec: str) -> Model:
+def load_model(spec: str, **options: Any) -> Model:
     prefix, _, argument = spec.partition(":")
     if prefix not in _FACTORIES:
         raise ConfigError(f"unknown model {spec!r}; use one of: {describe_specs()}")
-    return _FACTORIES[prefix][0](argument)
+    return _FACTORIES[prefix][0](argument, **options)
 
 
 def describe_specs() -> str:
     return ", ".join(help_text for _, help_text in _FACTORIES.values())
 
 
+def _no_options(name: str, options: dict[str, Any]) -> None:
+    given = sorted(k for k, v in options.items() if v not in (None, (), []))
+    if given:
+        raise ConfigError(f"the {name} model takes no {', '.join(given)} option(s)")
+
+
+@register("openai", "openai:MODEL (any OpenAI-compatible server: vLLM, SGLang, hosted APIs)")
+def _openai(argument: str, **options: Any) -> Model:
+    try:
+        import openai  # noqa: F401  (checked here, so a missing extra fails before any work)
+
+        from gavel.models.openai_compat import from_spec
+    except ImportError as error:
+        raise ConfigError(
+            f"the openai adapter needs the 'api' extra: pip install 'gavel-eval[api]' ({error})"
+        ) from None
+    return from_spec(argument, **options)
+
+
 @register("scene", "scene (the built-in model for synthetic scenes)")
-def _scene(argument: str) -> Model:
+def _scene(argument: str, **options: Any) -> Model:
     from gavel.models.scene.adapter import SceneModel
 
+    _no_options("scene", options)
     return SceneModel()
 
 
 @register("replay", "replay:PREDICTIONS.jsonl (answers saved earlier)")
-def _replay(argument: str) -> Model:
+def _replay(argument: str, **options: Any) -> Model:
     from gavel.models.replay import ReplayModel
 
+    _no_options("replay", options)
     if not argument:
         raise ConfigError("replay needs a file: replay:PREDICTIONS.jsonl")
     return ReplayModel(argument)

@@ -1,0 +1,407 @@
+"""``openai:MODEL``: any OpenAI-compatible Chat Completions server (vLLM, SGLang, the OpenAI API).
+
+One request is one single-turn chat: the images (or a video's sampled frames) as base64 data
+URLs, then the prompt. Images larger than ``max_image_side`` are downscaled (aspect kept) before
+sending, and the size actually sent is returned as ``Answer.sent_size``, which is what the
+``pixel`` box convention scales back from. Requests are spread over several base URLs (one
+server per node), each new request going to the server with the fewest requests in flight.
+
+The API key is read from one environment variable (``api_key_env``) and goes only into the
+``Authorization`` header: never into :meth:`OpenAIChatModel.settings`, manifests, predictions,
+error messages or logs. For a server started without a key (vLLM's default) a missing variable
+falls back to the placeholder ``EMPTY``, with a note; for api.openai.com it is an error.
+
+One call makes one attempt: retries, backoff and the failure budget belong to the runner
+(:func:`gavel.runner.async_runner.run_async`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from PIL import Image
+
+from gavel.errors import ConfigError, GavelError
+from gavel.media.frames import FrameSampling, sample_frames
+from gavel.models.base import Answer, Capabilities, Request
+from gavel.parsing.conventions import qwen_smart_resize
+from gavel.runner.retry import InvalidResponseError
+
+log = logging.getLogger(__name__)
+
+ADAPTER = "openai-chat"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: Sent when the key variable is unset and the servers are not OpenAI's (vLLM accepts any key).
+PLACEHOLDER_KEY = "EMPTY"
+VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
+IMAGE_FORMATS = ("auto", "png", "jpeg")
+JPEG_QUALITY = 95
+
+
+class OpenAIChatModel:
+    """Chat Completions through the official client's ``AsyncOpenAI``.
+
+    ``image_format``: ``auto`` sends an unchanged PNG or JPEG file byte for byte and re-encodes
+    anything else (resized images, other formats, video frames) as JPEG when it came from a
+    JPEG or a video and PNG otherwise; ``png`` or ``jpeg`` re-encode every image in that format.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_urls: Sequence[str] | str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_tokens: int | None = 1024,
+        temperature: float | None = 0.0,
+        max_image_side: int | None = None,
+        frames: int = 8,
+        timeout: float = 300.0,
+        box_format: str | None = "pixel",
+        extra_body: dict[str, Any] | None = None,
+        image_format: str = "auto",
+    ):
+        if not model:
+            raise ConfigError("openai needs a model name: openai:MODEL (as the server names it)")
+        if isinstance(base_urls, str):
+            base_urls = [base_urls]
+        urls = [url.rstrip("/") for url in (base_urls or [])]
+        if not urls:
+            urls = [(os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")]
+        for url in urls:
+            if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+                raise ConfigError(
+                    f"base URL {url!r} is not an http(s) URL like http://host:8000/v1"
+                )
+        if max_image_side is not None and max_image_side < 1:
+            raise ConfigError("max_image_side must be a positive number of pixels")
+        if frames < 1:
+            raise ConfigError("frames must be at least 1")
+        if image_format not in IMAGE_FORMATS:
+            raise ConfigError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}")
+        self.name = model
+        self.model = model
+        self.base_urls = urls
+        self.api_key_env = api_key_env
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.max_image_side = max_image_side
+        self.frames = frames
+        self.timeout = timeout
+        self.box_format = box_format
+        self.extra_body = dict(extra_body or {})
+        self.image_format = image_format
+        self.capabilities = Capabilities(
+            images=True,
+            multi_image=True,
+            video=True,
+            max_image_side=max_image_side,
+            box_format=box_format,
+        )
+        #: Things the user should know (printed by the CLI); never contains the key.
+        self.notes: list[str] = []
+        self.__key = self._read_key()
+        self._busy = [0] * len(urls)
+        self._next = 0
+        self._clients: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        self._bridge: _LoopThread | None = None
+
+    def __repr__(self) -> str:  # the default would be harmless, but be explicit: no key
+        return f"OpenAIChatModel({self.model!r}, base_urls={self.base_urls!r})"
+
+    def _read_key(self) -> str:
+        key = os.environ.get(self.api_key_env, "")
+        if key:
+            return key
+        if any(
+            urlsplit(url).hostname == urlsplit(DEFAULT_BASE_URL).hostname for url in self.base_urls
+        ):
+            raise ConfigError(
+                f"no API key: set the environment variable {self.api_key_env} "
+                "(or name another one with --api-key-env)"
+            )
+        note = (
+            f"{self.api_key_env} is not set: sending the placeholder key {PLACEHOLDER_KEY!r}, "
+            "which servers started without an API key (vLLM's default) accept"
+        )
+        self.notes.append(note)
+        log.warning(note)
+        return PLACEHOLDER_KEY
+
+    # --- the adapter protocol ----------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        """The servers this model is asked through (part of the cache key)."""
+        return " ".join(self.base_urls)
+
+    def settings(self) -> dict[str, Any]:
+        """Everything that changes answers; never the key (only the variable's name)."""
+        return {
+            "adapter": ADAPTER,
+            "model": self.model,
+            "base_urls": list(self.base_urls),
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "max_image_side": self.max_image_side,
+            "image_format": self.image_format,
+            "frames": {"mode": "uniform", "count": self.frames},
+            "box_format": self.box_format,
+            "extra_body": self.extra_body,
+        }
+
+    def redact(self, text: str) -> str:
+        """``text`` with the key replaced, for anything that may echo it (error messages)."""
+        key = self.__key
+        return text.replace(key, "***") if key and key != PLACEHOLDER_KEY else text
+
+    def answer(self, request: Request) -> Answer:
+        """Blocking form of :meth:`answer_async` (for the in-process runner)."""
+        if self._bridge is None:
+            self._bridge = _LoopThread()
+        return self._bridge.run(self.answer_async(request))
+
+    async def answer_async(self, request: Request) -> Answer:
+        """One attempt; raises the client's errors (the runner decides what to retry)."""
+        if request.images:
+            content, sent = await asyncio.to_thread(self.build_content, request)
+        else:
+            content, sent = self.build_content(request)
+        index = self._pick()
+        client = self._client(index)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": content}],
+        }
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        body.update(self.extra_body)
+        self._busy[index] += 1
+        try:
+            # The client's generic ``post`` (its documented way to any endpoint) with a plain
+            # JSON body and reply: the typed ``chat.completions.create`` walks every message
+            # part through its type hints and builds a model of the reply, about 1 ms of CPU per
+            # request, a third of the runner's whole cost at 64 requests in flight. Auth,
+            # base URL, timeout, connection pool and typed errors are the client's as usual.
+            completion = await client.post("/chat/completions", body=body, cast_to=object)
+        except json.JSONDecodeError as error:
+            raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
+        finally:
+            self._busy[index] -= 1
+        text, usage = _read_completion(completion)
+        input_size = None
+        if sent is not None and self.box_format == "resized-pixel":
+            input_size = qwen_smart_resize(*sent)
+        return Answer(text, sent_size=sent, input_size=input_size, usage=usage)
+
+    def close(self) -> None:
+        """Close the connections of the blocking :meth:`answer` and stop its thread."""
+        if self._bridge is not None:
+            self._bridge.run(self.aclose())
+            self._bridge.stop()
+            self._bridge = None
+
+    async def aclose(self) -> None:
+        """Close the connections opened from the running event loop."""
+        for client in self._clients.pop(asyncio.get_running_loop(), []):
+            await client.close()
+
+    # --- request building --------------------------------------------------------------------
+
+    def build_content(
+        self, request: Request
+    ) -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
+        """The message content (images first, then the prompt) and the first image's sent size."""
+        parts: list[dict[str, Any]] = []
+        sent: tuple[int, int] | None = None
+        for path in request.images:
+            path = Path(path)
+            if path.suffix.lower() in VIDEO_SUFFIXES:
+                frames = sample_frames(path, FrameSampling(mode="uniform", count=self.frames))
+                encoded = [self._encode_frame(frame) for frame in frames.images]
+            else:
+                encoded = [self._encode_file(path)]
+            for url, size in encoded:
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+                sent = sent or size
+        parts.append({"type": "text", "text": request.prompt})
+        return parts, sent
+
+    def _target(self, width: int, height: int) -> tuple[int, int]:
+        side = self.max_image_side
+        if side is None or max(width, height) <= side:
+            return width, height
+        scale = side / max(width, height)
+        return max(1, round(width * scale)), max(1, round(height * scale))
+
+    def _encode_file(self, path: Path) -> tuple[str, tuple[int, int]]:
+        try:
+            data = path.read_bytes()
+            image = Image.open(io.BytesIO(data))
+            source = image.format
+            size = image.size
+            target = self._target(*size)
+            rotated = image.getexif().get(0x0112, 1) != 1  # servers may or may not apply it
+            if (
+                self.image_format == "auto"
+                and target == size
+                and source in ("PNG", "JPEG")
+                and not rotated
+            ):
+                return _data_url(data, source), size
+            image.load()
+        except (OSError, Image.DecompressionBombError) as error:
+            raise GavelError(f"cannot read image {path}: {error}") from None
+        jpeg = self.image_format == "jpeg" or (self.image_format == "auto" and source == "JPEG")
+        return self._encode(image, target, jpeg)
+
+    def _encode_frame(self, frame: Any) -> tuple[str, tuple[int, int]]:
+        image = Image.fromarray(frame)
+        return self._encode(image, self._target(*image.size), self.image_format != "png")
+
+    @staticmethod
+    def _encode(
+        image: Image.Image, target: tuple[int, int], jpeg: bool
+    ) -> tuple[str, tuple[int, int]]:
+        if jpeg or image.mode not in ("RGB", "RGBA", "L"):
+            image = image.convert("RGB")
+        if image.size != target:
+            image = image.resize(target, Image.Resampling.LANCZOS)
+        buffer = io.BytesIO()
+        if jpeg:
+            image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
+        else:
+            image.save(buffer, format="PNG")
+        return _data_url(buffer.getvalue(), "JPEG" if jpeg else "PNG"), image.size
+
+    # --- servers -----------------------------------------------------------------------------
+
+    def _pick(self) -> int:
+        """The server with the fewest requests in flight; ties go round-robin."""
+        count = len(self.base_urls)
+        start = self._next
+        self._next = (start + 1) % count
+        return min(((start + k) % count for k in range(count)), key=lambda i: self._busy[i])
+
+    def _client(self, index: int) -> Any:
+        """The client of server ``index`` for the running event loop (opened on first use)."""
+        loop = asyncio.get_running_loop()
+        clients = self._clients.get(loop)
+        if clients is None:
+            import openai
+
+            self._clients = {k: v for k, v in self._clients.items() if not k.is_closed()}
+            clients = self._clients[loop] = [
+                openai.AsyncOpenAI(
+                    api_key=self.__key, base_url=url, max_retries=0, timeout=self.timeout,
+                    http_client=_http_client(self.timeout),
+                )
+                for url in self.base_urls
+            ]  # fmt: skip
+        return clients[index]
+
+
+def _http_client(timeout: float) -> Any:
+    """aiohttp as the transport when installed (``openai[aiohttp]``): at 64 requests in flight
+    its C HTTP parser and connection pool take about two thirds of the CPU of the default
+    pure-Python transport. ``None`` keeps the default."""
+    import openai
+
+    try:
+        return openai.DefaultAioHttpClient(timeout=timeout)
+    except (AttributeError, RuntimeError):  # an older client, or the extra is not installed
+        return None
+
+
+def _data_url(data: bytes, image_format: str) -> str:
+    mime = "image/jpeg" if image_format == "JPEG" else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _read_completion(completion: Any) -> tuple[str, dict[str, int]]:
+    """The answer text and token usage, or :class:`InvalidResponseError` for a broken reply."""
+    if not isinstance(completion, dict):
+        raise InvalidResponseError(f"the server's reply is not a JSON object: {completion!r:.200}")
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise InvalidResponseError("the server's reply has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise InvalidResponseError("the server's reply has no message")
+    text = message.get("content")
+    if text is None:
+        if not choice.get("finish_reason"):
+            raise InvalidResponseError("the server's reply has no content and no finish reason")
+        text = ""  # e.g. a refusal, or only reasoning before max_tokens: an empty answer
+    if isinstance(text, list):  # content given as parts
+        text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+    if not isinstance(text, str):
+        raise InvalidResponseError("the server's reply content is not text")
+    usage: dict[str, int] = {}
+    given = completion.get("usage")
+    if isinstance(given, dict):
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = given.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                usage[name] = value
+    return text, usage
+
+
+class _LoopThread:
+    """A private event loop in a daemon thread, so the blocking ``answer`` can await."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, daemon=True, name="gavel-openai"
+        )
+        self.thread.start()
+
+    def run(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+
+#: Options ``from_spec`` accepts (the constructor's keyword arguments).
+SPEC_OPTIONS = (
+    "base_urls", "api_key_env", "max_tokens", "temperature", "max_image_side", "frames",
+    "timeout", "box_format", "extra_body", "image_format",
+)  # fmt: skip
+
+
+def from_spec(argument: str, **options: Any) -> OpenAIChatModel:
+    """The factory behind ``openai:MODEL``: ``argument`` is the model name the server uses.
+
+    Options left as ``None`` keep their defaults, so a command line can pass every flag.
+    ``base_url`` (one URL or several) is accepted as another name for ``base_urls``.
+    """
+    if "base_url" in options:
+        single = options.pop("base_url")
+        if options.get("base_urls") is None:
+            options["base_urls"] = single
+    unknown = sorted(set(options) - set(SPEC_OPTIONS))
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) for openai: {', '.join(unknown)}; known: {', '.join(SPEC_OPTIONS)}"
+        )
+    given = {name: value for name, value in options.items() if value is not None}
+    if "base_urls" in given and not given["base_urls"]:
+        del given["base_urls"]  # an empty --base-url list: the default
+    return OpenAIChatModel(argument, **given)

@@ -1,0 +1,436 @@
+"""The concurrent runner for served models: bounded concurrency, retries, cache, failure budget.
+
+``concurrency`` workers share one lazy iterator over the requests, so memory stays flat however
+many there are; each worker takes the next request, asks the model (retrying what is worth
+retrying, see :mod:`gavel.runner.retry`), appends the prediction to the output and only then
+counts it. The output file has the same contract as the in-process runner's
+(:mod:`gavel.runner.local`, whose ``repair_tail`` and ``completed_ids`` are reused):
+
+- one JSON line per request, flushed as soon as the answer arrives (fsynced every
+  ``fsync_interval`` seconds and at the end), so a crash, even ``kill -9``, loses only the
+  requests in flight and at most one line cut short, which the next run removes;
+- rerunning the same command skips every id already answered and never writes an id twice;
+- a request that still fails after its retries is written with ``error`` set, so scoring counts
+  it as ``model_error``. A rerun retries those: before starting it rewrites the file without its
+  error lines (atomically: a temporary file renamed over it), then treats those ids as not done.
+  ``retry_errors=False`` keeps them instead.
+
+When the failure budget runs out (too many failures in a row, or too large a share) the run
+stops: requests in flight are abandoned (not written, so a rerun sends them), the file is
+synced, and :class:`RunAborted` is raised with the summary. Everything written stays valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from gavel.errors import ConfigError, GavelError
+from gavel.models.base import Answer, Model, Request
+from gavel.records import Prediction
+from gavel.runner.cache import AnswerCache, model_identity
+from gavel.runner.local import RunSummary, completed_ids, repair_tail
+from gavel.runner.retry import RetryPolicy, is_retryable, retry_after
+
+log = logging.getLogger(__name__)
+
+#: Longest error message kept in a prediction.
+MAX_ERROR_CHARS = 1000
+
+
+class RunAborted(GavelError):
+    """The failure budget ran out. ``summary`` says what was done; all of it is on disk."""
+
+    def __init__(self, message: str, summary: AsyncRunSummary):
+        super().__init__(message)
+        self.summary = summary
+
+
+@dataclass(frozen=True)
+class FailureBudget:
+    """When to give up: ``max_consecutive`` failed requests in a row, or more than
+    ``max_fraction`` of the finished requests failed once at least ``min_finished`` finished.
+    A failure is a request whose final outcome (after its retries) is an error. ``None``
+    switches a rule off."""
+
+    max_consecutive: int | None = 20
+    max_fraction: float | None = 0.2
+    min_finished: int = 50
+
+    def exceeded(self, consecutive: int, failed: int, finished: int) -> str | None:
+        if self.max_consecutive is not None and consecutive >= self.max_consecutive:
+            return f"{consecutive} requests in a row failed"
+        if (
+            self.max_fraction is not None
+            and finished >= self.min_finished
+            and failed > self.max_fraction * finished
+        ):
+            return f"{failed} of {finished} requests failed (more than {self.max_fraction:.0%})"
+        return None
+
+
+@dataclass
+class AsyncRunSummary(RunSummary):
+    """What a run did. ``answered`` counts lines written this run (errors included)."""
+
+    model: str = ""
+    #: Answers taken from the cache (included in ``answered``; nothing was sent for them).
+    cached: int = 0
+    #: Error lines of an earlier run removed before this one, so their ids are asked again.
+    errors_retried: int = 0
+    retries: int = 0
+    #: Tokens of the answers received from the server this run (not cached, not retried).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    #: In the price table's currency, when the model is in it.
+    cost: float | None = None
+    aborted: str | None = None
+
+    def describe(self) -> str:
+        sent = self.answered - self.cached
+        rate = sent / self.seconds if self.seconds else 0.0
+        parts = [
+            f"{self.requested} requests: {self.answered} answered"
+            + (f" ({self.cached} from the cache)" if self.cached else ""),
+            f"{self.skipped} already there",
+            f"{self.errors} errors",
+            f"{self.retries} retries",
+            f"tokens {self.prompt_tokens:,} in / {self.completion_tokens:,} out",
+        ]
+        if self.errors_retried:
+            parts.insert(2, f"{self.errors_retried} earlier errors asked again")
+        if self.cost is not None:
+            parts.append(f"cost {self.cost:.4f}")
+        parts.append(f"{self.seconds:.1f} s ({rate:.1f} requests/s)")
+        return ", ".join(parts)
+
+
+Prices = Mapping[str, tuple[float, float]]
+
+
+def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: Prices | None):
+    """Cost from a table ``{model: (input per 1k tokens, output per 1k tokens)}``, or None."""
+    if not prices or model not in prices:
+        return None
+    per_input, per_output = prices[model]
+    return prompt_tokens / 1000 * per_input + completion_tokens / 1000 * per_output
+
+
+class _BudgetExceeded(Exception):
+    pass
+
+
+async def run_async(
+    model: Model,
+    requests: Iterable[Request],
+    out: str | Path,
+    *,
+    concurrency: int = 16,
+    total: int | None = None,
+    progress: bool = True,
+    cache: AnswerCache | str | Path | None = None,
+    failure_budget: FailureBudget | None = FailureBudget(),
+    retries: RetryPolicy | int = RetryPolicy(),  # noqa: B008 - frozen, shared
+    timeout: float | None = None,
+    prices: Prices | None = None,
+    retry_errors: bool = True,
+    fsync_interval: float = 1.0,
+) -> AsyncRunSummary:
+    """Answer every request not already answered in ``out``; returns what was done.
+
+    ``model`` may offer ``async answer_async(request)``; otherwise its ``answer`` runs in a
+    thread. ``timeout`` bounds each attempt (on top of the adapter's own HTTP timeout).
+    ``cache`` is an :class:`AnswerCache` or the path of its SQLite file. Raises
+    :class:`RunAborted` when the failure budget runs out.
+    """
+    if concurrency < 1:
+        raise ConfigError("concurrency must be at least 1")
+    policy = retries if isinstance(retries, RetryPolicy) else RetryPolicy(retries=retries)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    summary = AsyncRunSummary(model=model.name)
+    summary.errors_retried = drop_errors(out) if retry_errors else 0
+    seen = completed_ids(out)
+    own_cache = cache is not None and not isinstance(cache, AnswerCache)
+    store = AnswerCache(cache) if own_cache else cache  # type: ignore[arg-type]
+    runner = _Runner(model, store, policy, failure_budget, timeout, summary)
+    remaining = None if total is None else max(total - len(seen), 0)
+    started = time.perf_counter()
+    iterator = iter(requests)
+    handle = out.open("ab")
+    bar = _Bar(model.name, remaining, progress)
+    last_sync = time.monotonic()
+    encoder = msgspec.json.Encoder()
+
+    async def worker() -> None:
+        nonlocal last_sync
+        for request in iterator:
+            summary.requested += 1
+            if request.sample_id in seen:
+                summary.skipped += 1
+                continue
+            seen.add(request.sample_id)
+            prediction = await runner.ask(request)
+            handle.write(encoder.encode(prediction) + b"\n")
+            handle.flush()
+            if time.monotonic() - last_sync >= fsync_interval:
+                os.fsync(handle.fileno())
+                last_sync = time.monotonic()
+            runner.count(prediction)
+            bar.advance(summary)
+            if runner.stop_reason:
+                raise _BudgetExceeded(runner.stop_reason)
+
+    workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+    try:
+        with bar:
+            await asyncio.gather(*workers)
+    except _BudgetExceeded as stop:
+        summary.aborted = str(stop)
+    finally:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        handle.flush()
+        os.fsync(handle.fileno())
+        handle.close()
+        if own_cache and store is not None:
+            store.close()
+        closer = getattr(model, "aclose", None)
+        if closer is not None:
+            await closer()
+        summary.seconds = time.perf_counter() - started
+        summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
+    if summary.aborted:
+        raise RunAborted(
+            f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
+            f"written are kept in {out}; fix the cause and rerun to continue "
+            f"(failed ids are asked again). {summary.describe()}",
+            summary,
+        )
+    return summary
+
+
+def run_sync(model: Model, requests: Iterable[Request], out: str | Path, **options: Any):
+    """:func:`run_async` for callers without an event loop (the command line)."""
+    return asyncio.run(run_async(model, requests, out, **options))
+
+
+class _Runner:
+    """Asking one request (cache, attempts, backoff) and keeping the counts."""
+
+    def __init__(
+        self,
+        model: Model,
+        cache: AnswerCache | None,
+        policy: RetryPolicy,
+        budget: FailureBudget | None,
+        timeout: float | None,
+        summary: AsyncRunSummary,
+    ):
+        self.model = model
+        self.cache = cache
+        self.identity = model_identity(model) if cache is not None else ""
+        self.policy = policy
+        self.budget = budget
+        self.timeout = timeout
+        self.summary = summary
+        self.box_format = model.capabilities.box_format
+        self.redact = getattr(model, "redact", None)
+        self.consecutive = 0
+        self.stop_reason: str | None = None
+
+    async def ask(self, request: Request) -> Prediction:
+        started = time.perf_counter()
+        key = None
+        if self.cache is not None:
+            key = (
+                await asyncio.to_thread(self.cache.key, self.identity, request)
+                if request.images
+                else self.cache.key(self.identity, request)
+            )
+            answer = self.cache.get(key)
+            if answer is not None:
+                return self._prediction(request, answer, started, {"cached": True})
+        attempt = 0
+        while True:
+            try:
+                answer = await self._call(request)
+                break
+            except Exception as error:
+                if attempt < self.policy.retries and is_retryable(error):
+                    wait = self.policy.delay(attempt, retry_after(error))
+                    attempt += 1
+                    self.summary.retries += 1
+                    log.debug("%s: %s; retry %d in %.2f s",
+                              request.sample_id, self._describe(error), attempt, wait)  # fmt: skip
+                    await asyncio.sleep(wait)
+                    continue
+                message = self._describe(error)
+                if attempt:
+                    message += f" (after {attempt + 1} attempts)"
+                return Prediction(
+                    id=request.sample_id,
+                    model=self.model.name,
+                    error=message,
+                    latency_s=round(time.perf_counter() - started, 4),
+                )
+        if key is not None:
+            self.cache.put(key, answer, self.model.name)  # type: ignore[union-attr]
+        self.summary.prompt_tokens += answer.usage.get("prompt_tokens", 0)
+        self.summary.completion_tokens += answer.usage.get("completion_tokens", 0)
+        return self._prediction(
+            request, answer, started, {"attempts": attempt + 1} if attempt else None
+        )
+
+    async def _call(self, request: Request) -> Answer:
+        asking = getattr(self.model, "answer_async", None)
+        call = asking(request) if asking else asyncio.to_thread(self.model.answer, request)
+        if self.timeout is None:
+            return await call
+        return await asyncio.wait_for(call, self.timeout)
+
+    def _describe(self, error: BaseException) -> str:
+        text = str(error) or "no message"
+        if isinstance(error, TimeoutError) and not str(error):
+            text = f"no answer within {self.timeout} s"
+        message = f"{type(error).__name__}: {text}"
+        if self.redact is not None:
+            message = self.redact(message)
+        return message[:MAX_ERROR_CHARS]
+
+    def _prediction(
+        self, request: Request, answer: Answer, started: float, meta: dict[str, Any] | None
+    ) -> Prediction:
+        return Prediction(
+            id=request.sample_id,
+            response=answer.text,
+            box_format=self.box_format,
+            model=self.model.name,
+            sent_size=list(answer.sent_size) if answer.sent_size else None,
+            input_size=list(answer.input_size) if answer.input_size else None,
+            latency_s=round(time.perf_counter() - started, 4),
+            prompt_tokens=answer.usage.get("prompt_tokens"),
+            completion_tokens=answer.usage.get("completion_tokens"),
+            meta=meta,
+        )
+
+    def count(self, prediction: Prediction) -> None:
+        """Count a prediction once its line is written; check the failure budget."""
+        summary = self.summary
+        summary.answered += 1
+        summary.cached += bool(prediction.meta and prediction.meta.get("cached"))
+        if prediction.error is None:
+            self.consecutive = 0
+            return
+        summary.errors += 1
+        self.consecutive += 1
+        if self.budget is not None and self.stop_reason is None:
+            self.stop_reason = self.budget.exceeded(
+                self.consecutive, summary.errors, summary.answered
+            )
+
+
+class _Outcome(msgspec.Struct):
+    id: str = ""
+    error: str | None = None
+
+
+def drop_errors(path: Path) -> int:
+    """Remove the error lines of a predictions file (atomically); returns how many.
+
+    A last line cut short by a crash is removed first. Lines that do not decode are kept, for
+    the predictions reader to report with their line numbers.
+    """
+    repair_tail(path)
+    if not path.exists():
+        return 0
+    decoder = msgspec.json.Decoder(_Outcome)
+
+    def failed(line: bytes) -> bool:
+        try:
+            return decoder.decode(line).error is not None
+        except msgspec.DecodeError:
+            return False
+
+    with path.open("rb") as handle:
+        dropped = sum(failed(line) for line in handle if line.strip())
+    if not dropped:
+        return 0
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as target, path.open("rb") as source:
+            for line in source:
+                if not (line.strip() and failed(line)):
+                    target.write(line)
+            target.flush()
+            os.fsync(target.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return dropped
+
+
+class _Bar:
+    """A rich progress bar on stderr (only on a terminal): rate, ETA, retries, failures."""
+
+    def __init__(self, description: str, total: int | None, enabled: bool):
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        self.enabled = enabled and console.is_terminal
+        if not self.enabled:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=console,
+            transient=True,
+        )
+        self.task = self.progress.add_task(description, total=total, rate="", status="")
+
+    def __enter__(self) -> _Bar:
+        if self.enabled:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+    def advance(self, summary: AsyncRunSummary) -> None:
+        if not self.enabled:
+            return
+        task = self.progress.tasks[0]
+        speed = task.speed
+        self.progress.update(
+            self.task,
+            advance=1,
+            rate=f"{speed:.1f}/s" if speed else "",
+            status=f"retries {summary.retries}  failures {summary.errors}",
+        )

@@ -1,0 +1,165 @@
+"""A content-addressed answer cache in SQLite: the same question to the same model is sent once.
+
+The key is the SHA-256 of the adapter, the endpoint, the model name, every setting that changes
+answers (``model.settings()``) and the full request: sample id, task, prompt, text fields and the
+SHA-256 of every image or video file's bytes. Changing any of them (a new prompt template, a
+re-encoded image, another temperature) is a miss. The value is the answer text, token usage
+and image sizes. Only successful answers are stored, never errors.
+
+The database is in WAL mode and every entry is committed on its own, so a crash loses at most
+the entry being written, readers never block the writer, and several processes may share one
+file (SQLite serializes their writes; ``busy_timeout`` waits for the lock).
+
+With a temperature above zero a hit returns the answer sampled the first time, which is what
+makes a rerun reproducible; delete the file (or use another one) to sample afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from gavel.models.base import Answer, Model, Request
+
+#: Bumped when the key's layout changes, so old entries can never be mistaken for new ones.
+KEY_VERSION = 1
+_HASHES_KEPT = 4096
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    key TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    sent_size TEXT,
+    input_size TEXT,
+    model TEXT,
+    created REAL NOT NULL
+)
+"""
+
+
+def model_identity(model: Model) -> str:
+    """The part of the key that depends on the model only (computed once per run)."""
+    settings = model.settings()
+    adapter = settings.get("adapter") or f"{type(model).__module__}.{type(model).__qualname__}"
+    return _canonical(
+        {
+            "version": KEY_VERSION,
+            "adapter": adapter,
+            "endpoint": getattr(model, "endpoint", None),
+            "model": model.name,
+            "settings": settings,
+        }
+    )
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class AnswerCache:
+    """Open with ``AnswerCache(path)``; :meth:`key`, :meth:`get`, :meth:`put`, :meth:`close`."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(_SCHEMA)
+        self._hashes: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __enter__(self) -> AnswerCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+    def key(self, identity: str, request: Request) -> str:
+        """The entry's key: ``identity`` from :func:`model_identity`, then the request."""
+        described = _canonical(
+            {
+                "sample_id": request.sample_id,
+                "task": request.task,
+                "prompt": request.prompt,
+                "fields": request.fields,
+                "images": [self.file_sha256(Path(path)) for path in request.images],
+            }
+        )
+        digest = hashlib.sha256(identity.encode())
+        digest.update(b"\0")
+        digest.update(described.encode())
+        return digest.hexdigest()
+
+    def file_sha256(self, path: Path) -> str:
+        """A file's SHA-256, remembered by path, size and modification time."""
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return f"missing:{path}"  # the model will fail on it; never a hit for a real file
+        memo = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            if memo in self._hashes:
+                self._hashes.move_to_end(memo)
+                return self._hashes[memo]
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        value = digest.hexdigest()
+        with self._lock:
+            self._hashes[memo] = value
+            if len(self._hashes) > _HASHES_KEPT:
+                self._hashes.popitem(last=False)
+        return value
+
+    def get(self, key: str) -> Answer | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT text, usage, sent_size, input_size FROM answers WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        text, usage, sent, given = row
+        return Answer(
+            text,
+            sent_size=tuple(json.loads(sent)) if sent else None,  # type: ignore[arg-type]
+            input_size=tuple(json.loads(given)) if given else None,  # type: ignore[arg-type]
+            usage=json.loads(usage),
+        )
+
+    def put(self, key: str, answer: Answer, model: str | None = None) -> None:
+        """Store one answer, committed at once."""
+        row = (
+            key,
+            answer.text,
+            json.dumps(answer.usage),
+            json.dumps(list(answer.sent_size)) if answer.sent_size else None,
+            json.dumps(list(answer.input_size)) if answer.input_size else None,
+            model,
+            time.time(),
+        )
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)", row)

@@ -1,0 +1,244 @@
+"""The OpenAI-compatible adapter against a real Chat Completions server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import importlib.util
+import io
+import json
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gavel.errors import ConfigError, GavelError
+from gavel.models.base import Request
+from gavel.models.openai_compat import PLACEHOLDER_KEY, OpenAIChatModel, from_spec
+from gavel.parsing.conventions import ImageGeometry, get_convention
+from gavel.runner.retry import InvalidResponseError
+
+pytest.importorskip("openai")
+
+
+def _fake_server_module():
+    """tests/runner/openai_server.py (importlib mode puts no test folder on sys.path)."""
+    name = "gavel_tests_openai_server"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "runner" / "openai_server.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return sys.modules[name]
+
+
+fake = _fake_server_module()
+KEY = "sk-test-0b1c2d3e4f5a6b7c"
+
+
+@pytest.fixture
+def server():
+    with fake.FakeOpenAIServer() as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv("GAVEL_TEST_KEY", KEY)
+
+
+def chat(server, **options) -> OpenAIChatModel:
+    return OpenAIChatModel("vlm", base_urls=[server.url], api_key_env="GAVEL_TEST_KEY", **options)
+
+
+def ask(model: OpenAIChatModel, request: Request):
+    async def once():
+        try:
+            return await model.answer_async(request)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(once())
+
+
+def decode(url: str) -> tuple[str, Image.Image]:
+    head, _, data = url.partition(",")
+    assert head.startswith("data:image/") and head.endswith(";base64")
+    return head[5:-7], Image.open(io.BytesIO(base64.b64decode(data)))
+
+
+def sent_images(server) -> list[tuple[str, Image.Image]]:
+    _, body, _ = server.received[-1]
+    return [decode(url) for url in fake.image_urls(body)]
+
+
+def test_images_arrive_as_data_urls_resized_and_the_sent_size_is_returned(server, tmp_path):
+    photo = tmp_path / "wide.png"
+    Image.new("RGB", (640, 480), (10, 120, 200)).save(photo)
+    answer = ask(chat(server, max_image_side=320), Request("a", "gavel", "Is it?", (photo,)))
+    ((mime, image),) = sent_images(server)
+    assert (mime, image.size) == ("image/png", (320, 240))
+    assert answer.sent_size == (320, 240)
+    assert answer.text == "echo: Is it?"
+    assert answer.usage == {"prompt_tokens": 102, "completion_tokens": 7, "total_tokens": 109}
+    # The images come first, then the prompt; the sent size converts pixel boxes back.
+    _, body, _ = server.received[-1]
+    assert [part["type"] for part in body["messages"][0]["content"]] == ["image_url", "text"]
+    geometry = ImageGeometry(640, 480, sent_size=answer.sent_size)
+    assert get_convention("pixel").to_pixels((10, 20, 30, 40), geometry) == (20, 40, 60, 80)
+
+
+def test_unchanged_images_are_sent_byte_for_byte_and_jpegs_stay_jpegs(server, tmp_path):
+    small = tmp_path / "small.png"
+    Image.new("RGB", (100, 50), (1, 2, 3)).save(small)
+    ask(chat(server, max_image_side=320), Request("a", "gavel", "p", (small,)))
+    _, body, _ = server.received[-1]
+    (url,) = fake.image_urls(body)
+    assert base64.b64decode(url.partition(",")[2]) == small.read_bytes()
+
+    photo = tmp_path / "tall.jpg"
+    Image.new("RGB", (300, 900), (90, 90, 90)).save(photo, quality=90)
+    answer = ask(chat(server, max_image_side=300), Request("b", "gavel", "p", (photo,)))
+    ((mime, image),) = sent_images(server)
+    assert (mime, image.size, answer.sent_size) == ("image/jpeg", (100, 300), (100, 300))
+
+    ask(chat(server, image_format="jpeg"), Request("c", "gavel", "p", (small,)))
+    ((mime, image),) = sent_images(server)
+    assert (mime, image.size) == ("image/jpeg", (100, 50))
+
+
+def test_resized_pixel_models_get_the_processor_size_of_what_was_sent(server, tmp_path):
+    photo = tmp_path / "p.png"
+    Image.new("RGB", (1000, 500)).save(photo)
+    model = chat(server, max_image_side=500, box_format="resized-pixel")
+    answer = ask(model, Request("a", "gavel", "p", (photo,)))
+    assert answer.sent_size == (500, 250)
+    assert answer.input_size == (504, 252)  # Qwen2.5-VL's smart_resize of 500 x 250
+
+
+def test_a_video_is_sent_as_uniformly_sampled_frames(server, tmp_path):
+    av = pytest.importorskip("av")
+    video = tmp_path / "clip.mp4"
+    with av.open(str(video), "w") as container:
+        stream = container.add_stream("mpeg4", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(16):
+            frame = np.full((48, 64, 3), 12 * i, dtype=np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    model = chat(server, frames=4, max_image_side=32)
+    answer = ask(model, Request("v", "videohallucer", "Is there a dog?", (video,)))
+    images = sent_images(server)
+    assert [mime for mime, _ in images] == ["image/jpeg"] * 4
+    assert {image.size for _, image in images} == {(32, 24)}
+    levels = [round(float(np.asarray(image).mean()) / 12) for _, image in images]
+    assert levels == [2, 6, 10, 14]  # the centres of four equal segments, in order
+    assert answer.sent_size == (32, 24)
+
+
+def test_parameters_and_extra_body_reach_the_server(server):
+    model = chat(server, max_tokens=77, temperature=0.3, extra_body={"top_k": 5})
+    ask(model, Request("a", "gavel", "p"))
+    _, body, _ = server.received[-1]
+    assert body["model"] == "vlm"
+    assert (body["max_tokens"], body["temperature"], body["top_k"]) == (77, 0.3, 5)
+    ask(chat(server, max_tokens=None, temperature=None), Request("a", "gavel", "p"))
+    _, body, _ = server.received[-1]
+    assert "max_tokens" not in body and "temperature" not in body
+
+
+def test_the_key_is_sent_as_bearer_and_kept_out_of_everything_else(server, caplog):
+    caplog.set_level(logging.DEBUG)
+    model = chat(server)
+    ask(model, Request("a", "gavel", "p"))
+    assert server.received[-1][2] == f"Bearer {KEY}"
+    assert KEY not in json.dumps(model.settings()) + repr(model) + caplog.text
+    assert model.redact(f"Incorrect API key provided: {KEY}.") == (
+        "Incorrect API key provided: ***."
+    )
+
+
+def test_a_missing_key_is_a_placeholder_for_own_servers_and_an_error_for_openai(
+    server, monkeypatch, caplog
+):
+    monkeypatch.delenv("GAVEL_TEST_KEY")
+    model = chat(server)
+    assert "GAVEL_TEST_KEY is not set" in model.notes[0]
+    assert "GAVEL_TEST_KEY is not set" in caplog.text
+    ask(model, Request("a", "gavel", "p"))
+    assert server.received[-1][2] == f"Bearer {PLACEHOLDER_KEY}"
+    with pytest.raises(ConfigError, match="set the environment variable GAVEL_TEST_KEY"):
+        OpenAIChatModel("gpt-4o", base_urls=["https://api.openai.com/v1"],
+                        api_key_env="GAVEL_TEST_KEY")  # fmt: skip
+
+
+def test_broken_replies_are_invalid_responses(server):
+    model = chat(server)
+    for body in [b'{"choices": [{"mess', b'{"id": "x"}', b"[]", b'{"choices": [{"message": {}}]}']:
+        server.plan = lambda request, number, body=body: fake.Fault(body=body)
+        with pytest.raises(InvalidResponseError):
+            ask(model, Request("a", "gavel", "p"))
+    # No content but a finish reason is a real (empty) answer, e.g. a refusal.
+    server.plan = lambda request, number: fake.Fault(
+        body=b'{"choices": [{"message": {"content": null}, "finish_reason": "length"}]}'
+    )
+    assert ask(model, Request("a", "gavel", "p")).text == ""
+
+
+def test_an_unreadable_image_is_a_clear_error(server, tmp_path):
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not an image")
+    with pytest.raises(GavelError, match="cannot read image"):
+        ask(chat(server), Request("a", "gavel", "p", (broken,)))
+    assert server.hits == 0
+
+
+def test_the_blocking_answer_works_repeatedly(server):
+    model = chat(server)
+    assert model.answer(Request("a", "gavel", "one")).text == "echo: one"
+    assert model.answer(Request("b", "gavel", "two")).text == "echo: two"
+    model.close()
+
+
+def test_settings_name_what_changes_answers():
+    model = OpenAIChatModel("Qwen/Qwen3-VL-8B-Instruct", base_urls=["http://n1:8000/v1/"],
+                            api_key_env="GAVEL_TEST_KEY", max_image_side=1024, frames=16,
+                            box_format="rel1000")  # fmt: skip
+    settings = model.settings()
+    assert settings["model"] == "Qwen/Qwen3-VL-8B-Instruct"
+    assert settings["base_urls"] == ["http://n1:8000/v1"]
+    assert (settings["max_tokens"], settings["temperature"]) == (1024, 0.0)
+    assert (settings["max_image_side"], settings["frames"]) == (1024, {"mode": "uniform", "count": 16})  # fmt: skip
+    assert model.capabilities.box_format == "rel1000"
+    assert model.capabilities.video and model.capabilities.multi_image
+    assert model.name == "Qwen/Qwen3-VL-8B-Instruct"
+
+
+def test_from_spec_takes_command_line_options():
+    model = from_spec(
+        "gpt-4o-mini",
+        base_urls=("http://a:8000/v1", "http://b:8000/v1"),
+        api_key_env="GAVEL_TEST_KEY",
+        max_tokens=None,  # a flag left out: the default
+        temperature=0.2,
+        box_format="pixel",
+        max_image_side=None,
+    )
+    assert model.base_urls == ["http://a:8000/v1", "http://b:8000/v1"]
+    assert (model.max_tokens, model.temperature) == (1024, 0.2)
+    single = from_spec("m", base_url="http://c:8000/v1", api_key_env="GAVEL_TEST_KEY")
+    assert single.base_urls == ["http://c:8000/v1"]
+    defaulted = from_spec("m", base_urls=(), api_key_env="GAVEL_TEST_KEY")
+    assert defaulted.base_urls[0].startswith("http")
+    with pytest.raises(ConfigError, match="unknown option"):
+        from_spec("m", base_urls=["http://c/v1"], api_key_env="GAVEL_TEST_KEY", colour="red")
+    with pytest.raises(ConfigError, match="openai:MODEL"):
+        from_spec("", api_key_env="GAVEL_TEST_KEY")
+    with pytest.raises(ConfigError, match="not an http"):
+        from_spec("m", base_urls=["localhost:8000"], api_key_env="GAVEL_TEST_KEY")

@@ -1,0 +1,220 @@
+"""A real OpenAI-compatible Chat Completions server on 127.0.0.1, with injectable faults.
+
+Used by the runner tests and ``bench/runner_throughput.py``. It is a plain threaded
+``http.server`` (one thread per connection, HTTP/1.1 keep-alive), so a reply that sleeps only
+blocks its own connection, as a real server's slow reply does.
+
+``POST /v1/chat/completions`` answers ``choices[0].message.content`` and ``usage``. The reply
+text echoes the prompt (``echo: <prompt>``), so a test can tell which request an answer belongs
+to. Faults are planned per request by :attr:`FakeOpenAIServer.plan`, a function of the parsed
+request body and the request's number that returns a :class:`Fault` or ``None``;
+:func:`faults_by_marker` builds one from ``{text found in the prompt: [fault, fault, ...]}``.
+
+Not collected by pytest (the file name does not start with ``test_``). Run it as a script for
+the benchmark: ``python tests/runner/openai_server.py --latency 0.2`` prints ``PORT <n>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What to do instead of (or before) a normal reply."""
+
+    #: HTTP status to answer with (an error body is sent); ``None`` keeps 200.
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    #: Seconds to sleep before answering (longer than the client timeout = a timeout).
+    delay: float = 0.0
+    #: Raw bytes to send as a 200 body instead of the normal JSON (malformed JSON).
+    body: bytes | None = None
+    #: Close the connection without answering.
+    drop: bool = False
+    #: The error message sent with ``status`` (some servers echo what they were sent).
+    message: str | None = None
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """The text parts of the last user message."""
+    content = body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def image_urls(body: dict[str, Any]) -> list[str]:
+    content = body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return []
+    return [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
+
+
+def faults_by_marker(
+    plan: dict[str, list[Fault]],
+) -> Callable[[dict[str, Any], int], Fault | None]:
+    """Faults for the requests whose prompt contains a marker, used up one per request."""
+    queues = {marker: list(faults) for marker, faults in plan.items()}
+    lock = threading.Lock()
+
+    def choose(body: dict[str, Any], number: int) -> Fault | None:
+        text = prompt_text(body)
+        with lock:
+            for marker, faults in queues.items():
+                if marker in text and faults:
+                    return faults.pop(0)
+        return None
+
+    return choose
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # many clients connect at once; the default backlog is 5
+
+
+class FakeOpenAIServer:
+    """Start with ``with FakeOpenAIServer() as server:``; ``server.url`` is the base URL."""
+
+    def __init__(self, *, latency: float = 0.0, record: bool = True):
+        self.latency = latency
+        self.record = record
+        self.plan: Callable[[dict[str, Any], int], Fault | None] | None = None
+        self.hits = 0
+        #: Prompts answered, with how often (every request received, whatever its outcome).
+        self.prompts: Counter[str] = Counter()
+        #: (time received, parsed body, Authorization header) of every request, when recording.
+        self.received: list[tuple[float, dict[str, Any], str | None]] = []
+        self._lock = threading.Lock()
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes: without this, Nagle's algorithm and
+                # the client's delayed ACK add ~40 ms to every reply, as with any real server
+                # that forgot it.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                body = json.loads(raw)
+                with server._lock:
+                    server.hits += 1
+                    number = server.hits
+                    server.prompts[prompt_text(body)] += 1
+                    if server.record:
+                        server.received.append(
+                            (time.monotonic(), body, self.headers.get("Authorization"))
+                        )
+                fault = server.plan(body, number) if server.plan else None
+                delay = server.latency + (fault.delay if fault else 0.0)
+                if delay:
+                    time.sleep(delay)
+                if fault and fault.drop:
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if fault and fault.status:
+                    text = fault.message or f"injected {fault.status}"
+                    message = {"error": {"message": text, "type": "test"}}
+                    self._send(fault.status, message, fault.headers)
+                    return
+                if fault and fault.body is not None:
+                    self._send_raw(200, fault.body, fault.headers)
+                    return
+                self._send(200, _completion(body, number))
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None):
+                self._send_raw(status, json.dumps(payload).encode(), headers)
+
+            def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None):
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up (its timeout)
+
+        return Handler
+
+
+def _completion(body: dict[str, Any], number: int) -> dict[str, Any]:
+    text = prompt_text(body)
+    images = len(image_urls(body))
+    prompt_tokens = len(text.split()) + 100 * images
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "test"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": f"echo: {text}"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": 7,
+            "total_tokens": prompt_tokens + 7,
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per reply")
+    args = parser.parse_args()
+    with FakeOpenAIServer(latency=args.latency, record=False) as server:
+        print(f"PORT {server.port}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            sys.stdin.read()  # serve until stdin closes (the parent exits or closes it)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""``gavel generate --model openai:…`` end to end against real loopback servers."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_generate_with_a_preset_two_servers_and_the_cache(
+    gavel, tmp_path, server, second_server, api_key
+):
+    assert (
+        gavel("synth", "--n", "8", "--out", tmp_path / "set", "--difficulty", "easy").returncode
+        == 0
+    )
+    data = tmp_path / "set" / "gavel.jsonl"
+    command = ["generate", "--data", data, "--model", "openai:qwen3-vl-test", "--preset", "qwen3-vl",
+               "--base-url", server.url, "--base-url", second_server.url, "--api-key-env", "GAVEL_TEST_KEY",
+               "--max-tokens", "64", "--cache", tmp_path / "cache.sqlite", "--no-progress"]  # fmt: skip
+    first = gavel(*command, "--out", tmp_path / "a.jsonl")
+    assert first.returncode == 0, first.stderr
+    lines = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert len(lines) == 8
+    assert {line["box_format"] for line in lines} == {"rel1000"}  # declared by the preset
+    assert all(line["response"].startswith("echo:") for line in lines)
+    assert "relative to the image size, from 0 to 1000" in lines[0]["response"]
+    assert server.hits > 0 and second_server.hits > 0 and server.hits + second_server.hits == 8
+    manifest = json.loads((tmp_path / "a.manifest.json").read_text())
+    assert manifest["settings"]["preset"] == "qwen3-vl"
+    assert api_key not in (tmp_path / "a.jsonl").read_text() + json.dumps(manifest) + first.stderr
+
+    again = gavel(*command, "--out", tmp_path / "b.jsonl")  # a new file, same requests
+    assert again.returncode == 0, again.stderr
+    assert server.hits + second_server.hits == 8  # everything came from the cache
+    assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 8
+
+
+def test_local_models_refuse_remote_options(gavel, tmp_path):
+    gavel("synth", "--n", "2", "--out", tmp_path / "s")
+    done = gavel("generate", "--data", tmp_path / "s" / "gavel.jsonl", "--model", "scene",
+                 "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 2
+    assert "the scene model takes no base_urls option" in done.stderr
