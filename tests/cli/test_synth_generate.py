@@ -60,3 +60,21 @@ def test_unknown_model_is_explained(gavel, tmp_path):
                  "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 2
     assert "unknown model 'gpt9'" in done.stderr and "scene" in done.stderr
+
+
+def test_run_generates_then_scores_into_one_folder(gavel, tmp_path):
+    assert gavel("synth", "--n", "5", "--out", tmp_path / "set").returncode == 0
+    done = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene",
+                 "--out", tmp_path / "run", "--no-progress", "--match", "max", "--format", "csv")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Method,A@0.3")
+    for name in (
+        "predictions.jsonl",
+        "predictions.manifest.json",
+        "results.json",
+        "results.scores.jsonl",
+    ):
+        assert (tmp_path / "run" / name).is_file()
+    result = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert result["manifest"]["settings"]["match"] == "max"
+    assert result["manifest"]["prompt_sha256"]  # carried over from the generation

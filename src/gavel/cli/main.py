@@ -12,6 +12,7 @@ from gavel.cli.data import data
 from gavel.cli.demo import demo
 from gavel.cli.generate import generate
 from gavel.cli.report import report
+from gavel.cli.run import run
 from gavel.cli.score import score
 from gavel.cli.synth import synth
 from gavel.errors import GavelError
@@ -37,6 +38,7 @@ def cli() -> None:
 cli.add_command(synth)
 cli.add_command(generate)
 cli.add_command(score)
+cli.add_command(run)
 cli.add_command(report)
 cli.add_command(compare)
 cli.add_command(data)

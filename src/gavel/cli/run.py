@@ -1,0 +1,69 @@
+"""``gavel run``: generate then score, into one run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gavel.cli.generate import generate
+from gavel.cli.score import score
+
+#: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
+SCORE_OPTIONS = (
+    "box_format",
+    "match",
+    "dvb_mode",
+    "answer_rule",
+    "style",
+    "name",
+    "resamples",
+    "seed",
+)
+
+
+def _options(command: click.Command, names: set[str]) -> list[click.Parameter]:
+    return [p for p in command.params if p.name in names]
+
+
+def _run(**kwargs) -> None:
+    """Ask the model (as `gavel generate`), then score (as `gavel score`).
+
+    Everything goes to --out DIR: predictions.jsonl, predictions.manifest.json, results.json
+    and results.scores.jsonl. Rerunning resumes the generation and scores again.
+    """
+    ctx = click.get_current_context()
+    out: Path = kwargs.pop("out")
+    scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
+    predictions = out / "predictions.jsonl"
+    ctx.invoke(generate, out=predictions, **kwargs)
+    ctx.invoke(
+        score,
+        benchmark=kwargs["benchmark"],
+        data_file=kwargs["data_file"],
+        predictions=predictions,
+        out=out / "results.json",
+        image_root=kwargs["image_root"],
+        thinking=kwargs["thinking"],
+        **scoring,
+    )
+
+
+_generate_params = [p for p in generate.params if p.name != "out"]
+_score_params = _options(score, set(SCORE_OPTIONS))
+run = click.Command(
+    "run",
+    callback=_run,
+    params=[
+        *_generate_params,
+        *_score_params,
+        click.Option(
+            ["--out"],
+            type=click.Path(path_type=Path),
+            required=True,
+            help="Run folder: predictions, run manifest, results and per-sample scores.",
+        ),
+    ],
+    help=_run.__doc__,
+    short_help="Generate predictions, then score them, into one run folder.",
+)
