@@ -75,6 +75,16 @@ def _question(color: str, kind: str) -> str:
 Pair = tuple[dict, dict, str, list[tuple[str, Video]]]
 
 
+def _pair(kind: str, true_question: str, false_question: str, video: Video) -> Pair:
+    """A pair about one video: the basic question's answer is yes, the hallucinated one's no."""
+    return (
+        {"question": true_question, "answer": "yes"},
+        {"question": false_question, "answer": "no"},
+        kind,
+        [("", video)],
+    )
+
+
 def presence_pair(rng, difficulty, which: str) -> Pair:
     duration = float(rng.uniform(2, 6))
     present = _pairs_of(rng, int(rng.integers(2, 4)))
@@ -85,12 +95,7 @@ def presence_pair(rng, difficulty, which: str) -> Pair:
     target = present[0] if which == "subject" else present[1]
     missing = _absent(rng, present)
     video = Video(duration, tracks)
-    return (
-        {"question": _question(*target), "answer": "yes"},
-        {"question": _question(*missing), "answer": "no"},
-        which,
-        [("", video)],
-    )
+    return _pair(which, _question(*target), _question(*missing), video)
 
 
 def relation_pair(rng, difficulty) -> Pair:
@@ -107,11 +112,11 @@ def relation_pair(rng, difficulty) -> Pair:
     truth, lie = (
         ("to the left of", "to the right of") if xa < xb else ("to the right of", "to the left of")
     )
-    return (
-        {"question": f"Is the {a[0]} {a[1]} {truth} the {b[0]} {b[1]}?", "answer": "yes"},
-        {"question": f"Is the {a[0]} {a[1]} {lie} the {b[0]} {b[1]}?", "answer": "no"},
+    return _pair(
         "relation",
-        [("", Video(duration, tracks))],
+        f"Is the {a[0]} {a[1]} {truth} the {b[0]} {b[1]}?",
+        f"Is the {a[0]} {a[1]} {lie} the {b[0]} {b[1]}?",
+        Video(duration, tracks),
     )
 
 
@@ -126,14 +131,11 @@ def absolute_pair(rng, difficulty) -> Pair:
         _track(rng, difficulty, *b, *spots[1]),
     )
     truth, lie = ("beginning", "end") if early else ("end", "beginning")
-    return (
-        {
-            "question": f"Does the {a[0]} {a[1]} appear at the {truth} of the video?",
-            "answer": "yes",
-        },
-        {"question": f"Does the {a[0]} {a[1]} appear at the {lie} of the video?", "answer": "no"},
+    return _pair(
         "temporal_absolute",
-        [("", Video(duration, tracks))],
+        f"Does the {a[0]} {a[1]} appear at the {truth} of the video?",
+        f"Does the {a[0]} {a[1]} appear at the {lie} of the video?",
+        Video(duration, tracks),
     )
 
 
@@ -145,11 +147,11 @@ def relative_pair(rng, difficulty) -> Pair:
         _track(rng, difficulty, *a, *spots[0], 0.1 * duration),
         _track(rng, difficulty, *b, *spots[1], 0.55 * duration),
     )
-    return (
-        {"question": f"Does the {a[0]} {a[1]} appear before the {b[0]} {b[1]}?", "answer": "yes"},
-        {"question": f"Does the {b[0]} {b[1]} appear before the {a[0]} {a[1]}?", "answer": "no"},
+    return _pair(
         "temporal_relative",
-        [("", Video(duration, tracks))],
+        f"Does the {a[0]} {a[1]} appear before the {b[0]} {b[1]}?",
+        f"Does the {b[0]} {b[1]} appear before the {a[0]} {a[1]}?",
+        Video(duration, tracks),
     )
 
 
@@ -162,11 +164,11 @@ def change_pair(rng, difficulty) -> Pair:
     spots = _spots(rng, 2)
     first = replace(_track(rng, difficulty, *a, *spots[0]), recolor=(0.5 * duration, after))
     tracks = (first, _track(rng, difficulty, *b, *spots[1]))
-    return (
-        {"question": f"Does the {a[1]} change from {a[0]} to {after}?", "answer": "yes"},
-        {"question": f"Does the {a[1]} change from {after} to {a[0]}?", "answer": "no"},
+    return _pair(
         "color_change",
-        [("", Video(duration, tracks))],
+        f"Does the {a[1]} change from {a[0]} to {after}?",
+        f"Does the {a[1]} change from {after} to {a[0]}?",
+        Video(duration, tracks),
     )
 
 
