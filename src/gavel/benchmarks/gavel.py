@@ -386,7 +386,11 @@ def evaluate_files(
         predictions_sha256=reader.sha256,
         models=tally.models,
         settings=settings,
-        extra={"iou_tolerance": IOU_TOLERANCE, "match_description": describe(settings.match)},
+        extra={
+            "iou_tolerance": IOU_TOLERANCE,
+            "match_description": describe(settings.match),
+            "image_root": str(image_root) if image_root is not None else None,
+        },
     )
     summary["counts"]["unknown_ids"] = len(unknown)
     summary["counts"]["gold_boxes_clipped"] = loader.report.clipped_boxes

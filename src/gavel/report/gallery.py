@@ -227,12 +227,15 @@ def gavel_outcome(score: dict[str, Any]) -> str:
     return "hit" if score.get("verdict_pred") == score.get("verdict_true") else "miss"
 
 
-def _load_gavel_data(path: Path) -> tuple[list[Any], Path, str | None, str | None]:
-    """(samples, image root, sha256, problem) of a GAVEL data file."""
+def _load_gavel_data(
+    path: Path, image_root: str | None = None
+) -> tuple[list[Any], Path, str | None, str | None]:
+    """(samples, image root, sha256, problem) of a GAVEL data file; ``image_root`` is the one the
+    run was scored with (recorded in its manifest), else the data file's folder."""
     from gavel.benchmarks.gavel_data import load_samples
 
     try:
-        samples, loader = load_samples(path)
+        samples, loader = load_samples(path, image_root)
     except GavelError as error:
         return [], path.parent, None, f"data file could not be read: {error}"
     return samples, loader.image_root, loader.sha256, None
@@ -257,7 +260,8 @@ def gavel_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
         loaded: list[Any] = []
         root = Path(".")
         if not key.startswith("missing:"):
-            loaded, root, sha, problem = _load_gavel_data(Path(key))
+            image_root = group[0][1].result.manifest.settings.get("image_root")
+            loaded, root, sha, problem = _load_gavel_data(Path(key), image_root)
             if problem:
                 notes.append(problem)
             expected = group[0][1].result.manifest.data_sha256
