@@ -68,10 +68,22 @@ def default_cache() -> Path:
 @click.option("--temperature", type=click.FloatRange(min=0), default=None)
 @click.option(
     "--executor",
-    type=click.Choice(["local"]),
+    type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="Where requests run (this process, with bounded async concurrency).",
+    help="local: this process, bounded async concurrency; ray: samples sharded over Ray actors "
+    "that each hold a model replica.",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    help="Ray cluster to join [default: $RAY_ADDRESS, else a local cluster is started].",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ray: model replicas [default: the cluster's CPUs].",
 )
 @click.option(
     "--cache",
@@ -99,8 +111,8 @@ def default_cache() -> Path:
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, temperature: float | None, executor: str,
-             cache_path: Path | None, no_cache: bool, image_root: Path | None,
-             template_name: str | None, thinking: bool, no_progress: bool) -> None:  # fmt: skip
+             ray_address: str | None, workers: int | None, cache_path: Path | None,
+             no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool, no_progress: bool) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
     Failed calls (429, 5xx, timeouts, malformed replies) are retried with backoff; a run that
@@ -133,17 +145,25 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         prompt_sha256=prepared.template.sha256,
         settings={"prompt_template": prepared.template.name, "preset": preset, **prepared.settings},
     )
-    cache = None if no_cache or not remote else (cache_path or default_cache())
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-    summary = run_sync(
-        model,
-        prepared.requests,
-        out,
-        concurrency=concurrency or (16 if remote else 1),
-        total=prepared.total,
-        progress=not no_progress,
-        cache=cache,
-    )
+    if executor == "ray":
+        from gavel.runner.async_runner import drop_errors
+        from gavel.runner.ray_executor import run_ray
+
+        drop_errors(out)  # as the local executor: failed samples are asked again
+        summary = run_ray(spec, options, prepared.requests, out, workers=workers,
+                          ray_address=ray_address, total=prepared.total, progress=not no_progress)  # fmt: skip
+    else:
+        cache = None if no_cache or not remote else (cache_path or default_cache())
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+        summary = run_sync(
+            model,
+            prepared.requests,
+            out,
+            concurrency=concurrency or (16 if remote else 1),
+            total=prepared.total,
+            progress=not no_progress,
+            cache=cache,
+        )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)

@@ -1,0 +1,291 @@
+"""The Ray runner: the local runner's map, sharded over model replicas on a Ray cluster.
+
+``workers`` Ray actors each build their own model replica from the spec and the model options
+(:func:`gavel.models.registry.load_model`), so no model is pickled and a replica lives where
+its resources are. The driver (this process) streams the requests in batches to the actors,
+with a bounded number of batches in flight, so memory stays flat however many requests there
+are, and writes the answers to the predictions file with the same contract as the in-process
+runner (:mod:`gavel.runner.local`, whose ``repair_tail`` and ``completed_ids`` are reused):
+
+- one JSON line per request, written by the driver only and flushed before it is counted
+  (fsynced at the end), so a crash loses only the batches in flight and at most one line cut
+  short, which the next run removes;
+- ids already in the file are never sent again (error lines included, as in
+  :func:`gavel.runner.local.run_model`), and no id is written twice;
+- a call that raises is written with ``error`` set (scoring counts it as ``model_error``).
+
+Lines are written in input order: a batch is written once it and every batch before it are
+back. At most ``2 * workers`` batches are unwritten at a time, so one slow batch can hold the
+others back for a while but never makes memory grow. A resumed file has the earlier run's lines
+first, then the new ones in input order, which is why a file is only guaranteed to hold the same
+lines as a local run, not in the same order; ``latency_s`` differs run to run, as always.
+
+Requests must be picklable (:class:`gavel.models.base.Request` is) and the files they name
+(images, videos) must be readable at the same paths on every node that runs an actor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gavel.errors import ConfigError, GavelError
+from gavel.models.base import Request
+from gavel.runner.local import RunSummary, _progress, completed_ids
+
+log = logging.getLogger(__name__)
+
+#: Batches written per actor that may be unwritten (sent, running or back but waiting for an
+#: earlier batch) at a time.
+BATCHES_PER_WORKER = 2
+#: CPUs of the local cluster started when no address is given (at least ``workers``).
+LOCAL_CPUS = 2
+
+
+@dataclass
+class RaySummary(RunSummary):
+    """What a run did. ``answered`` counts lines written this run (errors included), which is
+    also the number of requests sent to the actors; ``workers`` is 0 when nothing needed
+    sending (then no actor was started). ``address`` is the cluster joined (None: a local
+    cluster started for the run, or the Ray already initialised in the process)."""
+
+    model: str = ""
+    workers: int = 0
+    batches: int = 0
+    address: str | None = None
+
+    def describe(self) -> str:
+        rate = self.answered / self.seconds if self.seconds else 0.0
+        where = f" at {self.address}" if self.address else ""
+        return (
+            f"{self.requested} requests: {self.answered} answered, {self.skipped} already "
+            f"there, {self.errors} errors, {self.batches} batches on {self.workers} Ray "
+            f"workers{where}, {self.seconds:.1f} s ({rate:.1f} requests/s)"
+        )
+
+
+class ModelReplica:
+    """One Ray actor's model: built once from the spec, then asked batch after batch."""
+
+    def __init__(self, spec: str, model_options: Mapping[str, Any]):
+        from gavel.models.registry import load_model
+
+        self.model = load_model(spec, **dict(model_options))
+
+    def name(self) -> str:
+        return self.model.name
+
+    def answer_batch(self, requests: list[Request]) -> list[tuple[str, bytes, bool]]:
+        """``(id, JSON line without its newline, failed)`` per request, in the order given. A
+        call that raises gives a line with ``error``, exactly as in the in-process runner."""
+        import msgspec
+
+        from gavel.runner.local import _ask
+
+        encoder = msgspec.json.Encoder()
+        answers = []
+        for request in requests:
+            prediction = _ask(self.model, request)
+            answers.append(
+                (request.sample_id, encoder.encode(prediction), prediction.error is not None)
+            )
+        return answers
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("the Ray executor needs Ray: pip install ray") from None
+    return ray
+
+
+def run_ray(
+    spec: str,
+    model_options: Mapping[str, Any] | None,
+    requests: Iterable[Request],
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    total: int | None = None,
+    progress: bool = True,
+    batch_size: int = 32,
+    actor_options: Mapping[str, Any] | None = None,
+) -> RaySummary:
+    """Answer every request not already in ``out`` with ``workers`` Ray actors; returns what
+    was done.
+
+    Each actor builds ``load_model(spec, **model_options)`` itself. A Ray already initialised
+    in this process is used as it is and left running; otherwise this run connects with
+    ``ray.init(address=ray_address)`` (``"auto"``, ``"ray://head:10001"``, ...), or without an
+    address (and no ``RAY_ADDRESS`` in the environment) starts a small local cluster
+    (``num_cpus`` = max(2, CPUs of all workers), no dashboard), and disconnects (shutting a
+    local cluster down) at the end. ``workers`` defaults to the cluster's CPUs divided by the
+    CPUs one actor takes. ``actor_options`` go to each actor's ``.options()`` (default
+    ``{"num_cpus": 1}``; e.g. ``{"num_gpus": 1}`` for a GPU model). Nothing is started, not
+    even Ray, when every request is already answered.
+    """
+    if batch_size < 1:
+        raise ConfigError("batch_size must be at least 1")
+    if workers is not None and workers < 1:
+        raise ConfigError("workers must be at least 1")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = completed_ids(out)
+    summary = RaySummary()
+    started = time.perf_counter()
+    pool: _Pool | None = None
+    bar = _progress(total, progress)
+    handle = out.open("ab")
+    try:
+        with bar:
+            task = bar.add_task(spec, total=total)
+            batches = _batches(requests, done, summary, batch_size, lambda: bar.advance(task))
+            unwritten: deque[Any] = deque()
+            for batch in batches:
+                if pool is None:
+                    pool = _Pool(spec, model_options or {}, workers, ray_address, actor_options)
+                    summary.model, summary.workers = pool.model_name, len(pool.actors)
+                    summary.address = pool.address
+                    bar.update(task, description=summary.model)
+                    window = BATCHES_PER_WORKER * len(pool.actors)
+                unwritten.append(pool.submit(batch))
+                summary.batches += 1
+                while len(unwritten) >= window:
+                    _write(pool, unwritten.popleft(), handle, done, summary, bar, task)
+            while unwritten:
+                _write(pool, unwritten.popleft(), handle, done, summary, bar, task)  # type: ignore[arg-type]
+    finally:
+        handle.flush()
+        os.fsync(handle.fileno())
+        handle.close()
+        if pool is not None:
+            pool.close()
+        summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _batches(
+    requests: Iterable[Request],
+    done: set[str],
+    summary: RaySummary,
+    size: int,
+    skipped,
+) -> Iterator[list[Request]]:
+    """Lists of up to ``size`` requests not answered yet (and not repeated in the input)."""
+    batch: list[Request] = []
+    queued: set[str] = set()
+    for request in requests:
+        summary.requested += 1
+        if request.sample_id in done or request.sample_id in queued:
+            summary.skipped += 1
+            skipped()
+            continue
+        queued.add(request.sample_id)
+        batch.append(request)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _write(pool, submitted, handle, done: set[str], summary: RaySummary, bar, task) -> None:
+    """Wait for one batch (the oldest unwritten one) and append its lines, each flushed
+    before it is counted."""
+    for sample_id, line, failed in pool.result(submitted):
+        handle.write(line + b"\n")
+        handle.flush()
+        done.add(sample_id)
+        summary.answered += 1
+        summary.errors += failed
+        bar.advance(task)
+
+
+class _Pool:
+    """The Ray side: the cluster (joined or started), the actors, and which one gets a batch."""
+
+    def __init__(
+        self,
+        spec: str,
+        model_options: Mapping[str, Any],
+        workers: int | None,
+        address: str | None,
+        actor_options: Mapping[str, Any] | None,
+    ):
+        ray = self.ray = _import_ray()
+        options = {"num_cpus": 1, **(actor_options or {})}
+        self.own_cluster = not ray.is_initialized()
+        self.address: str | None = None  # the cluster joined; None: local or already there
+        if self.own_cluster:
+            address = self.address = address or os.environ.get("RAY_ADDRESS") or None
+            if address is None:
+                # "local": a new instance, even if a `ray start` cluster runs on this machine.
+                ray.init(
+                    address="local",
+                    num_cpus=max(LOCAL_CPUS, (workers or 0) * options["num_cpus"]),
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            else:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+        try:
+            if workers is None:
+                cpus = ray.cluster_resources().get("CPU", 1)
+                per_actor = options["num_cpus"] or 1
+                workers = max(1, int(cpus // per_actor))
+            replica = ray.remote(ModelReplica).options(
+                max_restarts=2, max_task_retries=2, **options
+            )
+            self.actors = [replica.remote(spec, model_options) for _ in range(workers)]
+            self.load = [0] * workers
+            try:
+                names = ray.get([actor.name.remote() for actor in self.actors])
+            except ray.exceptions.RayError as error:
+                raise GavelError(
+                    f"the Ray workers could not build the model {spec!r}: {_cause(error)}"
+                ) from None
+            self.model_name = names[0]
+        except BaseException:
+            self.close()
+            raise
+
+    def submit(self, batch: list[Request]) -> tuple[int, Any]:
+        """Send a batch to the actor with the fewest batches not yet collected."""
+        index = min(range(len(self.actors)), key=self.load.__getitem__)
+        self.load[index] += 1
+        return index, self.actors[index].answer_batch.remote(batch)
+
+    def result(self, submitted: tuple[int, Any]) -> list[tuple[str, bytes, bool]]:
+        index, ref = submitted
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayError as error:
+            raise GavelError(
+                f"a Ray worker failed: {_cause(error)}. The lines written are kept; "
+                "rerun to continue."
+            ) from None
+        finally:
+            self.load[index] -= 1
+
+    def close(self) -> None:
+        for actor in getattr(self, "actors", []):
+            with contextlib.suppress(Exception):  # already gone
+                self.ray.kill(actor)
+        if self.own_cluster:
+            self.ray.shutdown()
+
+
+def _cause(error: BaseException) -> str:
+    cause = getattr(error, "cause", None) or error
+    text = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {text[-1] if text else 'no message'}"

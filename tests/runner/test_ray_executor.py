@@ -1,0 +1,157 @@
+"""The Ray runner on a local 2-CPU Ray cluster: the same predictions as the in-process runner,
+resumable, failures recorded. The cluster is started once for the module."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray)")
+
+from gavel.benchmarks.gavel import build_requests  # noqa: E402
+from gavel.benchmarks.gavel_data import load_samples  # noqa: E402
+from gavel.errors import GavelError  # noqa: E402
+from gavel.models.registry import load_model  # noqa: E402
+from gavel.prompts import load_template  # noqa: E402
+from gavel.runner.local import run_model  # noqa: E402
+from gavel.runner.ray_executor import run_ray  # noqa: E402
+from gavel.synth.gavel_set import generate_gavel  # noqa: E402
+
+SAMPLES = 40
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gavel")
+    generate_gavel(folder, SAMPLES, seed=7, difficulty="easy")
+    return folder
+
+
+def requests_of(folder):
+    samples, _ = load_samples(folder / "gavel.jsonl")
+    return build_requests(samples, folder, load_template("gavel_v1"), "pixel")
+
+
+def answers(path):
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [(line["id"], line.get("response"), line.get("error")) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def local_answers(dataset, tmp_path_factory):
+    out = tmp_path_factory.mktemp("local") / "pred.jsonl"
+    run_model(load_model("scene"), requests_of(dataset), out, progress=False)
+    return answers(out)
+
+
+def test_same_predictions_as_the_local_runner_then_resume_sends_nothing(
+    cluster, dataset, local_answers, tmp_path
+):
+    out = tmp_path / "pred.jsonl"
+    first = run_ray("scene", {}, requests_of(dataset), out, workers=2, batch_size=8,
+                    total=SAMPLES, progress=False)  # fmt: skip
+    got = answers(out)
+    assert len(got) == len({id_ for id_, _, _ in got}) == SAMPLES
+    assert set(got) == set(local_answers)
+    assert [id_ for id_, _, _ in got] == [id_ for id_, _, _ in local_answers]  # input order
+    assert (first.answered, first.skipped, first.errors) == (SAMPLES, 0, 0)
+    assert first.workers == 2 and first.batches == 5 and first.model == "scene"
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {line["box_format"] for line in lines} == {"pixel"}
+
+    before = out.read_bytes()
+    again = run_ray("scene", {}, requests_of(dataset), out, workers=2, progress=False)
+    assert (again.requested, again.skipped, again.answered) == (SAMPLES, SAMPLES, 0)
+    assert again.workers == 0 and again.batches == 0  # no actor was even started
+    assert out.read_bytes() == before
+
+
+def test_resume_after_a_crash_sends_only_the_missing_ids(cluster, dataset, local_answers, tmp_path):
+    full = tmp_path / "full.jsonl"
+    run_model(load_model("scene"), requests_of(dataset), full, progress=False)
+    out = tmp_path / "pred.jsonl"
+    kept = full.read_bytes().splitlines(keepends=True)[:13]
+    out.write_bytes(b"".join(kept) + b'{"id": "cut sh')  # a line cut short by a crash
+    summary = run_ray("scene", {}, requests_of(dataset), out, workers=2, batch_size=4,
+                      progress=False)  # fmt: skip
+    assert (summary.skipped, summary.answered) == (13, SAMPLES - 13)
+    got = answers(out)
+    assert len(got) == SAMPLES
+    assert set(got) == set(local_answers)
+
+
+def test_a_failed_call_is_written_with_its_error(cluster, tmp_path):
+    from gavel.models.base import Request
+
+    # The scene model raises on a request whose image does not exist.
+    requests = [Request(sample_id=f"s{i}", task="gavel", prompt="p",
+                        images=(tmp_path / "missing.png",), fields={"caption": "a red circle"})
+                for i in range(3)]  # fmt: skip
+    out = tmp_path / "pred.jsonl"
+    summary = run_ray("scene", {}, requests, out, workers=2, batch_size=2, progress=False)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert summary.errors == summary.answered == 3
+    assert [line["id"] for line in lines] == ["s0", "s1", "s2"]
+    assert all(line["error"] and "response" not in line for line in lines)
+
+
+def test_a_model_the_workers_cannot_build_fails_before_anything_is_written(cluster, tmp_path):
+    out = tmp_path / "pred.jsonl"
+    with pytest.raises(GavelError, match="could not build the model"):
+        run_ray("scene", {"max_tokens": 5}, [_request()], out, workers=1, progress=False)
+    assert out.read_bytes() == b""
+
+
+def _request():
+    from gavel.models.base import Request
+
+    return Request(sample_id="x", task="gavel", prompt="p")
+
+
+def test_without_a_cluster_it_starts_a_local_one_and_shuts_it_down(
+    dataset, local_answers, tmp_path
+):
+    out = tmp_path / "pred.jsonl"
+    script = (
+        "import sys, ray\n"
+        "from pathlib import Path\n"
+        "from gavel.benchmarks.gavel import build_requests\n"
+        "from gavel.benchmarks.gavel_data import load_samples\n"
+        "from gavel.prompts import load_template\n"
+        "from gavel.runner.ray_executor import run_ray\n"
+        "folder, out = Path(sys.argv[1]), Path(sys.argv[2])\n"
+        "samples, _ = load_samples(folder / 'gavel.jsonl')\n"
+        "requests = build_requests(samples, folder, load_template('gavel_v1'), 'pixel')\n"
+        "summary = run_ray('scene', {}, requests, out, progress=False)\n"
+        "assert not ray.is_initialized(), 'the local cluster was left running'\n"
+        "print(summary.workers, summary.answered)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    done = subprocess.run([sys.executable, "-c", script, str(dataset), str(out)], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["2", str(SAMPLES)]  # 2 CPUs, one worker each
+    assert set(answers(out)) == set(local_answers)
+
+
+def test_generate_command_with_the_ray_executor(gavel, tmp_path):
+    assert gavel("synth", "--n", "4", "--out", tmp_path / "set").returncode == 0
+    done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene",
+                 "--executor", "ray", "--workers", "2", "--out", tmp_path / "p.jsonl", "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "on 2 Ray workers" in done.stderr
+    assert len((tmp_path / "p.jsonl").read_text().splitlines()) == 4
