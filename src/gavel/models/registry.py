@@ -56,6 +56,13 @@ def _openai(argument: str, **options: Any) -> Model:
     return from_spec(argument, **options)
 
 
+@register("hf", "hf:PATH (a local transformers model; pip install 'gavel-eval[hf]')")
+def _hf(argument: str, **options: Any) -> Model:
+    from gavel.models.hf import from_spec
+
+    return from_spec(argument, **options)
+
+
 @register("scene", "scene (the built-in model for synthetic scenes)")
 def _scene(argument: str, **options: Any) -> Model:
     from gavel.models.scene.adapter import SceneModel

@@ -1,0 +1,387 @@
+"""``hf:PATH``: a local Hugging Face transformers vision-language model, run in this process.
+
+The model is loaded with ``AutoModelForImageTextToText`` and its ``AutoProcessor``, always with
+``local_files_only=True``: ``PATH`` is a directory holding a saved model, or a hub-style name
+(``Qwen/Qwen2.5-VL-7B-Instruct``) that is only looked up in the local Hugging Face cache. Nothing
+is ever downloaded; fetch a model beforehand (``hf download NAME``).
+
+One request is one single-turn chat built with the model's own chat template: the images (or a
+video's sampled frames, as several images) first, then the prompt. Several requests can be
+answered together (:meth:`HFModel.answer_batch`), padded on the left. ``temperature`` 0 is
+greedy decoding.
+
+Sizes: ``Answer.sent_size`` is the first image's size as given to the processor (after the
+optional ``max_image_side`` downscale). For processors that resize images themselves and report
+the patch grid (Qwen2-VL, Qwen2.5-VL: ``image_grid_thw``), ``Answer.input_size`` is the first
+image's size as the model saw it (grid × patch size), which is what the ``resized-pixel`` box
+convention scales back from; for other processors it is ``None``.
+
+torch and transformers are imported only when a model is built, so ``import gavel`` never needs
+them; without them the factory raises :class:`~gavel.errors.ConfigError` naming the extra.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from gavel.errors import ConfigError, GavelError
+from gavel.media.frames import FrameSampling, sample_frames
+from gavel.models.base import Answer, Capabilities, Request
+
+log = logging.getLogger(__name__)
+
+ADAPTER = "hf-transformers"
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
+#: Model types whose chat templates and training take several images in one turn.
+MULTI_IMAGE_TYPES = frozenset({
+    "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "idefics2", "idefics3", "smolvlm",
+    "llava_onevision", "llava_next_video", "internvl", "gemma3", "mistral3", "aya_vision",
+    "kimi_vl", "glm4v", "ovis2", "phi4_multimodal", "pixtral",
+})  # fmt: skip
+INSTALL_HINT = "pip install 'gavel-eval[hf]'"
+
+
+def _require() -> tuple[Any, Any]:
+    """torch and transformers, or a ConfigError that says how to install them."""
+    try:
+        import torch
+        import transformers
+    except ImportError as error:
+        raise ConfigError(
+            f"the hf adapter needs torch and transformers: {INSTALL_HINT} ({error})"
+        ) from None
+    return torch, transformers
+
+
+def _resolve_source(argument: str) -> str:
+    """A local directory, or a hub-style name to look up in the local cache only."""
+    if not argument:
+        raise ConfigError(
+            "hf needs a model: hf:/path/to/model or hf:ORG/NAME (from the local cache)"
+        )
+    path = Path(argument).expanduser()
+    if path.is_dir():
+        return str(path)
+    if argument.startswith(("/", ".", "~")) or path.exists():
+        raise ConfigError(f"hf: {argument!r} is not a directory holding a saved model")
+    return argument
+
+
+class HFModel:
+    """A transformers image-text-to-text model with its processor and chat template.
+
+    ``device``: ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (the GPU when there is one). ``dtype``:
+    ``auto`` (the checkpoint's), ``float32``, ``bfloat16`` or ``float16``. ``batch_size``: how
+    many requests :meth:`answer_batch` sends through the model at once. ``multi_image``: whether
+    the model takes several images in one turn (needed for videos); ``None`` decides from the
+    model type. ``seed`` seeds torch before each sampled batch (``temperature`` > 0).
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+        max_new_tokens: int = 1024,
+        temperature: float = 0.0,
+        batch_size: int = 1,
+        box_format: str | None = None,
+        max_image_side: int | None = None,
+        frames: int = 8,
+        multi_image: bool | None = None,
+        seed: int = 0,
+    ):
+        if dtype not in DTYPES:
+            raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+        if max_new_tokens < 1:
+            raise ConfigError("max_new_tokens must be at least 1")
+        if temperature < 0:
+            raise ConfigError("temperature must be 0 (greedy) or more")
+        if batch_size < 1:
+            raise ConfigError("batch_size must be at least 1")
+        if max_image_side is not None and max_image_side < 1:
+            raise ConfigError("max_image_side must be a positive number of pixels")
+        if frames < 1:
+            raise ConfigError("frames must be at least 1")
+        torch, transformers = _require()
+        self._torch = torch
+        self.source = _resolve_source(source)
+        self.name = source
+        self.device = self._pick_device(device)
+        self.dtype = dtype
+        self.max_new_tokens = max_new_tokens
+        self.temperature = float(temperature)
+        self.batch_size = batch_size
+        self.box_format = box_format
+        self.max_image_side = max_image_side
+        self.frames = frames
+        self.seed = seed
+        self._lock = threading.Lock()
+
+        torch_dtype: Any = "auto" if dtype == "auto" else getattr(torch, dtype)
+        try:
+            self.processor = transformers.AutoProcessor.from_pretrained(
+                self.source, local_files_only=True
+            )
+            self.model = transformers.AutoModelForImageTextToText.from_pretrained(
+                self.source, local_files_only=True, dtype=torch_dtype
+            )
+        except (OSError, ValueError, KeyError) as error:
+            raise ConfigError(
+                f"hf: cannot load {source!r} from local files ({error}); gavel never downloads "
+                "models: give a directory, or fetch the model first (hf download NAME)"
+            ) from None
+        self.model.to(self.device)
+        self.model.eval()
+
+        self.tokenizer = getattr(self.processor, "tokenizer", None)
+        if self.tokenizer is None:
+            raise ConfigError(f"hf: the processor of {source!r} has no tokenizer")
+        template = getattr(self.processor, "chat_template", None) or getattr(
+            self.tokenizer, "chat_template", None
+        )
+        if not template:
+            raise ConfigError(f"hf: {source!r} has no chat template (needed to build prompts)")
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+
+        self.model_type = str(getattr(self.model.config, "model_type", ""))
+        if multi_image is None:
+            multi_image = self.model_type in MULTI_IMAGE_TYPES
+        self.multi_image = bool(multi_image)
+        self.capabilities = Capabilities(
+            images=True,
+            multi_image=self.multi_image,
+            video=self.multi_image,
+            max_image_side=max_image_side,
+            box_format=box_format,
+        )
+        self.generation_config = self._generation_config()
+        self.commit = getattr(self.model.config, "_commit_hash", None)
+        self.versions = {"torch": torch.__version__, "transformers": transformers.__version__}
+
+    def __repr__(self) -> str:
+        return f"HFModel({self.name!r}, device={self.device!r}, dtype={self.dtype!r})"
+
+    def _pick_device(self, device: str) -> str:
+        torch = self._torch
+        if device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        if device == "cpu" or device == "cuda" or device.startswith("cuda:"):
+            if device != "cpu" and not torch.cuda.is_available():
+                raise ConfigError(f"hf: device {device!r} asked for, but torch sees no GPU")
+            return device
+        raise ConfigError(f"device must be cpu, cuda, cuda:N or auto, not {device!r}")
+
+    def _generation_config(self) -> Any:
+        config = copy.deepcopy(self.model.generation_config)
+        config.max_new_tokens = self.max_new_tokens
+        config.max_length = None
+        if self.temperature > 0:
+            config.do_sample = True
+            config.temperature = self.temperature
+        else:  # greedy: drop the checkpoint's sampling settings so they neither apply nor warn
+            config.do_sample = False
+            config.temperature = None
+            config.top_p = None
+            config.top_k = None
+        config.num_beams = 1
+        if config.pad_token_id is None:
+            config.pad_token_id = self.tokenizer.pad_token_id
+        eos = config.eos_token_id
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+            config.eos_token_id = eos
+        self._eos = set(eos if isinstance(eos, (list, tuple)) else [eos]) - {None}
+        return config
+
+    # --- the adapter protocol ----------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        """Everything that changes answers, for the manifest."""
+        return {
+            "adapter": ADAPTER,
+            "model": self.name,
+            "source": self.source,
+            "commit": self.commit,
+            "model_type": self.model_type,
+            "device": self.device,
+            "dtype": self.dtype,
+            "loaded_dtype": str(self.model.dtype).removeprefix("torch."),
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed if self.temperature > 0 else None,
+            "batch_size": self.batch_size,
+            "max_image_side": self.max_image_side,
+            "frames": {"mode": "uniform", "count": self.frames},
+            "box_format": self.box_format,
+            "versions": dict(self.versions),
+        }
+
+    def answer(self, request: Request) -> Answer:
+        return self.answer_batch([request])[0]
+
+    def answer_batch(self, requests: Sequence[Request]) -> list[Answer]:
+        """The answers to ``requests``, in order, ``batch_size`` at a time (left-padded).
+
+        A request whose image cannot be read raises :class:`~gavel.errors.GavelError` before
+        anything is generated.
+        """
+        prepared = [self._prepare(request) for request in requests]
+        answers: list[Answer] = []
+        for start in range(0, len(prepared), self.batch_size):
+            answers.extend(self._generate(prepared[start : start + self.batch_size]))
+        return answers
+
+    def close(self) -> None:
+        """Free the model's memory (the object cannot answer afterwards)."""
+        self.model = None
+        if self._torch.cuda.is_available():
+            self._torch.cuda.empty_cache()
+
+    # --- request building --------------------------------------------------------------------
+
+    def _prepare(self, request: Request) -> tuple[str, list[Image.Image], tuple[int, int] | None]:
+        """The chat text, the images in order and the first image's size as given."""
+        images: list[Image.Image] = []
+        for path in request.images:
+            path = Path(path)
+            if path.suffix.lower() in VIDEO_SUFFIXES:
+                if not self.multi_image:
+                    raise GavelError(
+                        f"{self.name} takes one image per turn, so it cannot take the video {path}"
+                    )
+                sampled = sample_frames(path, FrameSampling(mode="uniform", count=self.frames))
+                images.extend(self._fit(Image.fromarray(frame)) for frame in sampled.images)
+            else:
+                images.append(self._fit(_open_image(path)))
+        if len(images) > 1 and not self.multi_image:
+            raise GavelError(f"{self.name} takes one image per turn, not {len(images)}")
+        content: list[dict[str, Any]] = [{"type": "image"} for _ in images]
+        content.append({"type": "text", "text": request.prompt})
+        messages = [{"role": "user", "content": content}]
+        text = self.processor.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=False
+        )
+        return text, images, images[0].size if images else None
+
+    def _fit(self, image: Image.Image) -> Image.Image:
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        side = self.max_image_side
+        if side is None or max(image.size) <= side:
+            return image
+        scale = side / max(image.size)
+        target = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        return image.resize(target, Image.Resampling.LANCZOS)
+
+    # --- generation --------------------------------------------------------------------------
+
+    def _generate(
+        self, batch: list[tuple[str, list[Image.Image], tuple[int, int] | None]]
+    ) -> list[Answer]:
+        torch = self._torch
+        if self.model is None:
+            raise GavelError(f"{self.name} was closed")
+        texts = [text for text, _, _ in batch]
+        images = [image for _, group, _ in batch for image in group]
+        inputs = self.processor(
+            text=texts, images=images or None, padding=True, return_tensors="pt"
+        )
+        input_sizes = self._input_sizes(inputs, [len(group) for _, group, _ in batch])
+        inputs = inputs.to(self.device)
+        if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        with self._lock, torch.inference_mode():
+            if self.temperature > 0:
+                torch.manual_seed(self.seed)
+            output = self.model.generate(**inputs, generation_config=self.generation_config)
+        prompt_length = inputs["input_ids"].shape[1]
+        generated = output[:, prompt_length:].tolist()
+        prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
+        answers = []
+        for row, prompt_count, (_, _, sent), input_size in zip(
+            generated, prompt_tokens, batch, input_sizes, strict=True
+        ):
+            count = len(row)
+            for index, token in enumerate(row):
+                if token in self._eos:
+                    count = index + 1
+                    break
+            text = self.tokenizer.decode(row[:count], skip_special_tokens=True)
+            usage = {
+                "prompt_tokens": int(prompt_count),
+                "completion_tokens": count,
+                "total_tokens": int(prompt_count) + count,
+            }
+            answers.append(Answer(text, sent_size=sent, input_size=input_size, usage=usage))
+        return answers
+
+    def _input_sizes(self, inputs: Any, counts: list[int]) -> list[tuple[int, int] | None]:
+        """Each request's first image as the model saw it, from the processor's patch grid."""
+        grid = inputs.get("image_grid_thw")
+        patch = getattr(getattr(self.processor, "image_processor", None), "patch_size", None)
+        if grid is None or not isinstance(patch, int):
+            return [None] * len(counts)
+        rows = grid.tolist()
+        sizes: list[tuple[int, int] | None] = []
+        first = 0
+        for count in counts:
+            if count:
+                _, grid_h, grid_w = rows[first]
+                sizes.append((int(grid_w) * patch, int(grid_h) * patch))
+            else:
+                sizes.append(None)
+            first += count
+        return sizes
+
+
+def _open_image(path: Path) -> Image.Image:
+    try:
+        image = Image.open(path)
+        image.load()
+    except (OSError, Image.DecompressionBombError) as error:
+        raise GavelError(f"cannot read image {path}: {error}") from None
+    return image
+
+
+#: Options ``from_spec`` accepts (the constructor's keyword arguments).
+SPEC_OPTIONS = (
+    "device", "dtype", "max_new_tokens", "temperature", "batch_size", "box_format",
+    "max_image_side", "frames", "multi_image", "seed",
+)  # fmt: skip
+#: Command-line options of other adapters, accepted when empty (the CLI passes every flag).
+_FOREIGN_OPTIONS = ("base_urls", "base_url", "api_key_env")
+
+
+def from_spec(argument: str, **options: Any) -> HFModel:
+    """The factory behind ``hf:PATH``: ``argument`` is a model directory or a hub-style name
+    resolved only from the local cache.
+
+    Options left as ``None`` keep their defaults, so a command line can pass every flag;
+    ``max_tokens`` is accepted as another name for ``max_new_tokens``.
+    """
+    if "max_tokens" in options:
+        value = options.pop("max_tokens")
+        if options.get("max_new_tokens") is None:
+            options["max_new_tokens"] = value
+    for name in _FOREIGN_OPTIONS:
+        if name in options and options.pop(name) not in (None, (), [], ""):
+            raise ConfigError(f"the hf model runs in this process and takes no {name}")
+    unknown = sorted(set(options) - set(SPEC_OPTIONS))
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) for hf: {', '.join(unknown)}; known: {', '.join(SPEC_OPTIONS)}"
+        )
+    given = {name: value for name, value in options.items() if value is not None}
+    return HFModel(argument, **given)

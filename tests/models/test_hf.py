@@ -1,0 +1,331 @@
+"""The hf adapter on tiny random-weight models built here, offline.
+
+Every model is made from a config, with a BPE tokenizer trained in-process on a few words, and
+saved to a temporary directory: nothing is downloaded. Random weights answer nonsense, so the
+tests check the plumbing (chat template, images, batching, sizes, usage), not the answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gavel.errors import ConfigError
+from gavel.models.base import Request
+
+torch = pytest.importorskip("torch", reason="the hf adapter needs torch (gavel-eval[hf])")
+transformers = pytest.importorskip(
+    "transformers", reason="the hf adapter needs transformers (gavel-eval[hf])"
+)
+tokenizers = pytest.importorskip("tokenizers", reason="the tiny test tokenizer needs tokenizers")
+
+from gavel.models.hf import HFModel, from_spec  # noqa: E402
+
+WORDS = [
+    "the", "a", "an", "of", "in", "on", "to", "is", "are", "what", "where", "which", "box",
+    "image", "picture", "object", "person", "dog", "cat", "car", "red", "green", "blue", "left",
+    "right", "top", "bottom", "answer", "question", "describe", "find", "locate", "there", "yes",
+    "no", "user", "assistant", "system",
+]  # fmt: skip
+
+QWEN_SPECIALS = [
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+    "<|image_pad|>", "<|video_pad|>",
+]  # fmt: skip
+QWEN_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}{{ '\\n' }}"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}"
+    "<|vision_start|><|image_pad|><|vision_end|>{% elif part['type'] == 'text' %}"
+    "{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>{{ '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant{{ '\\n' }}{% endif %}"
+)
+LLAVA_SPECIALS = ["<pad>", "<s>", "</s>", "<image>"]
+LLAVA_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] | upper }}: "
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image>{{ '\\n' }}"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "{{ '\\n' }}{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
+#: Tiny pixel limits for the Qwen processor, so images become a handful of patches.
+QWEN_MIN_PIXELS = 28 * 28 * 4
+QWEN_MAX_PIXELS = 28 * 28 * 16
+
+
+def _tokenizer(specials: list[str]) -> object:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE(unk_token=None))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    corpus = [" ".join(WORDS[i:] + WORDS[:i]) for i in range(len(WORDS))]
+    tokenizer.train_from_iterator(corpus + ["0123456789 [](),.:<>"] * 5, trainer)
+    return tokenizer
+
+
+def _build_qwen(directory: Path) -> Path:
+    from transformers import (
+        PreTrainedTokenizerFast,
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    raw = _tokenizer(QWEN_SPECIALS)
+    ids = {token: raw.token_to_id(token) for token in QWEN_SPECIALS}
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+    config = Qwen2VLConfig(
+        text_config={
+            "vocab_size": raw.get_vocab_size(), "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+            "max_position_embeddings": 512,
+            "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3],
+                                "rope_theta": 10000.0},
+            "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"],
+            "pad_token_id": ids["<|endoftext|>"],
+        },
+        vision_config={
+            "depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2,
+            "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2,
+        },
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = Qwen2VLForConditionalGeneration(config).eval()
+    processor = Qwen2VLProcessor(
+        image_processor=Qwen2VLImageProcessor(
+            min_pixels=QWEN_MIN_PIXELS, max_pixels=QWEN_MAX_PIXELS
+        ),
+        video_processor=Qwen2VLVideoProcessor(
+            min_pixels=QWEN_MIN_PIXELS, max_pixels=QWEN_MAX_PIXELS
+        ),
+        tokenizer=tokenizer,
+        chat_template=QWEN_TEMPLATE,
+    )
+    model.save_pretrained(directory)
+    processor.save_pretrained(directory)
+    return directory
+
+
+def _build_llava(directory: Path) -> Path:
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
+
+    raw = _tokenizer(LLAVA_SPECIALS)
+    ids = {token: raw.token_to_id(token) for token in LLAVA_SPECIALS}
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw, bos_token="<s>", eos_token="</s>", pad_token="<pad>"
+    )
+    config = LlavaConfig(
+        vision_config=CLIPVisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+            image_size=28, patch_size=14, projection_dim=32,
+        ),
+        text_config=LlamaConfig(
+            vocab_size=raw.get_vocab_size(), hidden_size=32, intermediate_size=64,
+            num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+            max_position_embeddings=256, bos_token_id=ids["<s>"], eos_token_id=ids["</s>"],
+            pad_token_id=ids["<pad>"],
+        ),
+        image_token_id=ids["<image>"],
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = LlavaForConditionalGeneration(config).eval()
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}
+        ),
+        tokenizer=tokenizer,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        image_token="<image>",
+        chat_template=LLAVA_TEMPLATE,
+    )
+    model.save_pretrained(directory)
+    processor.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _build_qwen(tmp_path_factory.mktemp("tiny-qwen2-vl"))
+
+
+@pytest.fixture(scope="module")
+def llava_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _build_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("images")
+    rng = np.random.default_rng(0)
+    paths = []
+    for index, (width, height) in enumerate([(100, 70), (64, 90)]):
+        path = folder / f"image{index}.png"
+        Image.fromarray(rng.integers(0, 255, (height, width, 3), dtype=np.uint8)).save(path)
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def qwen(qwen_dir: Path) -> HFModel:
+    return from_spec(
+        str(qwen_dir), device="cpu", dtype="float32", max_new_tokens=6, batch_size=2,
+        box_format="resized-pixel", temperature=None, base_urls=(), api_key_env=None,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def llava(llava_dir: Path) -> HFModel:
+    return from_spec(str(llava_dir), device="cpu", dtype="float32", max_tokens=6, batch_size=2)
+
+
+def _request(images: list[Path], index: int, prompt: str = "find the dog") -> Request:
+    return Request(f"s{index}", "grounding", prompt, images=(images[index],))
+
+
+def test_qwen_answers_with_usage_and_sizes(qwen: HFModel, images: list[Path]) -> None:
+    from transformers.models.qwen2_vl.image_processing_qwen2_vl import smart_resize
+
+    answer = qwen.answer(_request(images, 0))
+    assert isinstance(answer.text, str)
+    assert answer.sent_size == (100, 70)
+    height, width = smart_resize(
+        70, 100, factor=28, min_pixels=QWEN_MIN_PIXELS, max_pixels=QWEN_MAX_PIXELS
+    )
+    assert answer.input_size == (width, height)
+    assert answer.input_size != answer.sent_size
+    assert answer.usage["prompt_tokens"] > 10
+    assert 1 <= answer.usage["completion_tokens"] <= 6
+    assert answer.usage["total_tokens"] == (
+        answer.usage["prompt_tokens"] + answer.usage["completion_tokens"]
+    )
+    assert qwen.answer(_request(images, 0)) == answer  # greedy is deterministic
+    assert qwen.capabilities.multi_image and qwen.capabilities.video
+    assert qwen.capabilities.box_format == "resized-pixel"
+    settings = qwen.settings()
+    assert settings["adapter"] == "hf-transformers"
+    assert settings["max_new_tokens"] == 6 and settings["temperature"] == 0.0
+
+
+def test_qwen_batch_equals_single_calls(qwen: HFModel, images: list[Path]) -> None:
+    requests = [
+        _request(images, 0, "find the dog"),
+        _request(images, 1, "where is the red car on the left of the picture"),
+    ]
+    single = [qwen.answer(request) for request in requests]
+    assert qwen.answer_batch(requests) == single
+    assert single[1].input_size is not None and single[1].sent_size == (64, 90)
+
+
+def test_qwen_several_images_and_text_only(qwen: HFModel, images: list[Path]) -> None:
+    both = qwen.answer(Request("m", "grounding", "compare", images=tuple(images)))
+    assert both.sent_size == (100, 70)
+    assert both.input_size == qwen.answer(_request(images, 0)).input_size
+    text_only = qwen.answer(Request("t", "caption", "describe a dog"))
+    assert isinstance(text_only.text, str)
+    assert text_only.input_size is None and text_only.sent_size is None
+
+
+def test_llava_answers_batch_and_no_input_size(llava: HFModel, images: list[Path]) -> None:
+    requests = [_request(images, 0), _request(images, 1, "is there a cat in the image")]
+    single = [llava.answer(request) for request in requests]
+    assert all(isinstance(answer.text, str) for answer in single)
+    assert [answer.input_size for answer in single] == [None, None]
+    assert single[0].sent_size == (100, 70)
+    assert single[0].usage["prompt_tokens"] > 4 and single[0].usage["completion_tokens"] >= 1
+    assert llava.answer_batch(requests) == single
+    assert not llava.capabilities.multi_image and not llava.capabilities.video
+    with pytest.raises(Exception, match="one image"):
+        llava.answer(Request("m", "grounding", "compare", images=tuple(images)))
+
+
+def test_max_image_side_downscales_what_is_sent(qwen_dir: Path, images: list[Path]) -> None:
+    model = HFModel(str(qwen_dir), device="cpu", max_new_tokens=2, max_image_side=50)
+    answer = model.answer(_request(images, 0))
+    assert answer.sent_size == (50, 35)
+    assert answer.input_size is not None
+
+
+def test_sampling_is_seeded(qwen_dir: Path, images: list[Path]) -> None:
+    model = HFModel(str(qwen_dir), device="cpu", max_new_tokens=4, temperature=1.0, seed=3)
+    assert model.answer(_request(images, 0)) == model.answer(_request(images, 0))
+    assert model.settings()["seed"] == 3
+
+
+def test_spec_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="needs a model"):
+        from_spec("")
+    with pytest.raises(ConfigError, match="not a directory"):
+        from_spec(str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match="local"):
+        from_spec("nobody-gavel-test/not-a-cached-model", device="cpu")
+    with pytest.raises(ConfigError, match="unknown option"):
+        from_spec(str(tmp_path), colour="red")
+    with pytest.raises(ConfigError, match="base_urls"):
+        from_spec(str(tmp_path), base_urls=("http://x:8000/v1",))
+    with pytest.raises(ConfigError, match="dtype"):
+        from_spec(str(tmp_path), dtype="int3")
+
+
+def test_video_frames_go_in_as_several_images(qwen_dir: Path, tmp_path: Path) -> None:
+    av = pytest.importorskip("av", reason="sampling video frames needs PyAV")
+    video = tmp_path / "clip.mp4"
+    with av.open(str(video), "w") as container:
+        stream = container.add_stream("mpeg4", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for i in range(8):
+            frame = np.full((48, 64, 3), 20 * i, dtype=np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    model = HFModel(str(qwen_dir), device="cpu", max_new_tokens=2, frames=3)
+    text, frames, sent = model._prepare(Request("v", "video", "what happens", images=(video,)))
+    assert len(frames) == 3 and sent == (64, 48)
+    assert text.count("<|image_pad|>") == 3
+    answer = model.answer(Request("v", "video", "what happens", images=(video,)))
+    assert answer.sent_size == (64, 48) and answer.input_size is not None
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_bfloat16(qwen_dir: Path, images: list[Path]) -> None:
+    model = HFModel(str(qwen_dir), device="cuda", dtype="bfloat16", max_new_tokens=4)
+    assert model.settings()["loaded_dtype"] == "bfloat16"
+    answer = model.answer(_request(images, 0))
+    assert isinstance(answer.text, str) and answer.input_size is not None
+    assert model.answer_batch([_request(images, 0), _request(images, 1)])[0].input_size
+
+
+def test_missing_torch_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "torch", None)
+    with pytest.raises(ConfigError, match=r"gavel-eval\[hf\]"):
+        from_spec("some/model")
