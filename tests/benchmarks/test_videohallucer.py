@@ -730,3 +730,12 @@ def test_leaderboard_table(root, tmp_path, pairs):
     markdown = render(table, "markdown")
     assert markdown.count("\n") == 4
     assert "| always-yes | 100.0 | 0.0 | 0.0 |" in markdown
+
+
+def test_the_prompt_template_file_is_the_official_text():
+    from gavel.benchmarks.videohallucer import OFFICIAL_TEMPLATE, PROMPT_SUFFIX
+
+    assert OFFICIAL_TEMPLATE.text == "{question}" + PROMPT_SUFFIX
+    assert OFFICIAL_TEMPLATE.render(question="Is there a cat?") == (
+        "Is there a cat?\nAnswer the question using 'yes' or 'no'."
+    )

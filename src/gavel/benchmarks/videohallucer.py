@@ -50,7 +50,7 @@ from gavel.parsing.yesno import (
     prepare,
     strict_yes_no,
 )
-from gavel.prompts import Template
+from gavel.prompts import Template, load_template
 from gavel.records import Outcome, Prediction, Result, Score
 from gavel.report.tables import Table, fmt
 
@@ -72,7 +72,8 @@ NAME = "videohallucer"
 
 #: ``evaluation_utils.evaluate`` appends exactly this to every question (one newline).
 PROMPT_SUFFIX = "\nAnswer the question using 'yes' or 'no'."
-OFFICIAL_TEMPLATE = Template("videohallucer_official", "{question}" + PROMPT_SUFFIX)
+#: The official prompt, kept as a versioned template file (its hash goes into manifests).
+OFFICIAL_TEMPLATE = load_template("videohallucer_v1")
 #: ``own``: each question with its own video. ``basic``: upstream's bug, the basic video for both.
 HALLUCINATION_VIDEOS = ("own", "basic")
 #: ``official``: ``<root>/<category>/videos/<file>``; ``flat``: ``<root>/<file>``.
