@@ -1,0 +1,1 @@
+"""Scoring explanations: the GAVEL paper's LLM-judge protocol."""
