@@ -34,3 +34,25 @@ def gavel():
         )
 
     return run
+
+
+@pytest.fixture
+def counting_video():
+    """Writes a real MPEG-4 video whose frame i is a flat grey of level ``step * i``, so a
+    decoded frame tells which one it is. Skips when PyAV is missing."""
+    av = pytest.importorskip("av", reason="writing a test video needs PyAV")
+    import numpy as np
+
+    def write(path: Path, frames: int, *, step: int = 12, fps: int = 8) -> Path:
+        with av.open(str(path), "w") as container:
+            stream = container.add_stream("mpeg4", rate=fps, options={"qscale": "2"})
+            stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+            for i in range(frames):
+                image = np.full((48, 64, 3), step * i, dtype=np.uint8)
+                for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                    container.mux(packet)
+            for packet in stream.encode():
+                container.mux(packet)
+        return path
+
+    return write

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from gavel.errors import GavelError
@@ -11,26 +10,13 @@ from gavel.media.frames import FrameSampling, choose_indices, sample_frames
 av = pytest.importorskip("av")
 
 
-def write_counting_video(path, frames: int, fps: int = 8):
-    """Frame i is a flat grey of level 12 * i, so a decoded frame tells which one it is."""
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream("mpeg4", rate=fps, options={"qscale": "2"})
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
-        for i in range(frames):
-            image = np.full((48, 64, 3), 12 * i, dtype=np.uint8)
-            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
-
-
 def level(image) -> int:
     return round(float(image.mean()) / 12)
 
 
-def test_uniform_takes_the_centres_of_equal_segments(tmp_path):
+def test_uniform_takes_the_centres_of_equal_segments(tmp_path, counting_video):
     path = tmp_path / "count.mp4"
-    write_counting_video(path, 16)
+    counting_video(path, 16)
     frames = sample_frames(path, FrameSampling(mode="uniform", count=4))
     assert frames.indices == (2, 6, 10, 14)  # centres of [0,4), [4,8), [8,12), [12,16)
     assert [level(image) for image in frames.images] == [2, 6, 10, 14]
@@ -39,9 +25,9 @@ def test_uniform_takes_the_centres_of_equal_segments(tmp_path):
     assert frames.times == pytest.approx((0.25, 0.75, 1.25, 1.75))
 
 
-def test_fps_sampling_with_a_cap(tmp_path):
+def test_fps_sampling_with_a_cap(tmp_path, counting_video):
     path = tmp_path / "count.mp4"
-    write_counting_video(path, 16)
+    counting_video(path, 16)
     two_per_second = sample_frames(path, FrameSampling(mode="fps", fps=2))
     assert two_per_second.indices == (0, 4, 8, 12)
     assert [level(image) for image in two_per_second.images] == [0, 4, 8, 12]
@@ -55,11 +41,11 @@ def test_choose_indices_edge_cases():
     assert choose_indices(10, 5.0, FrameSampling(mode="fps", fps=50)) == list(range(10))
 
 
-def test_the_same_video_is_decoded_once(tmp_path, monkeypatch):
+def test_the_same_video_is_decoded_once(tmp_path, monkeypatch, counting_video):
     import gavel.media.frames as frames_module
 
     path = tmp_path / "count.mp4"
-    write_counting_video(path, 8)
+    counting_video(path, 8)
     calls = []
     real = frames_module._decode
     monkeypatch.setattr(frames_module, "_decode", lambda p: calls.append(p) or real(p))

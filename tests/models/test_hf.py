@@ -296,18 +296,10 @@ def test_spec_errors(tmp_path: Path) -> None:
         from_spec(str(tmp_path), dtype="int3")
 
 
-def test_video_frames_go_in_as_several_images(qwen_dir: Path, tmp_path: Path) -> None:
-    av = pytest.importorskip("av", reason="sampling video frames needs PyAV")
-    video = tmp_path / "clip.mp4"
-    with av.open(str(video), "w") as container:
-        stream = container.add_stream("mpeg4", rate=8)
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
-        for i in range(8):
-            frame = np.full((48, 64, 3), 20 * i, dtype=np.uint8)
-            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+def test_video_frames_go_in_as_several_images(
+    qwen_dir: Path, tmp_path: Path, counting_video
+) -> None:
+    video = counting_video(tmp_path / "clip.mp4", 8, step=20)
     model = HFModel(str(qwen_dir), device="cpu", max_new_tokens=2, frames=3)
     text, frames, sent = model._prepare(Request("v", "video", "what happens", images=(video,)))
     assert len(frames) == 3 and sent == (64, 48)

@@ -120,18 +120,8 @@ def test_resized_pixel_models_get_the_processor_size_of_what_was_sent(server, tm
     assert answer.input_size == (504, 252)  # Qwen2.5-VL's smart_resize of 500 x 250
 
 
-def test_a_video_is_sent_as_uniformly_sampled_frames(server, tmp_path):
-    av = pytest.importorskip("av")
-    video = tmp_path / "clip.mp4"
-    with av.open(str(video), "w") as container:
-        stream = container.add_stream("mpeg4", rate=8)
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
-        for i in range(16):
-            frame = np.full((48, 64, 3), 12 * i, dtype=np.uint8)
-            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+def test_a_video_is_sent_as_uniformly_sampled_frames(server, tmp_path, counting_video):
+    video = counting_video(tmp_path / "clip.mp4", 16, step=12)
     model = chat(server, frames=4, max_image_side=32)
     answer = ask(model, Request("v", "videohallucer", "Is there a dog?", (video,)))
     images = sent_images(server)

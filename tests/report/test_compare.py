@@ -97,3 +97,16 @@ def test_compare_command_on_the_demo_photos(gavel, tmp_path):
     header, *rows = done.stdout.splitlines()
     assert header.startswith("Metric,A,B,A−B,95% CI")
     assert {row.split(",")[0] for row in rows} == {"A@0.3", "A@0.5", "A@0.7", "accuracy"}
+
+
+def test_broken_files_are_located_not_tracebacks(tmp_path):
+    good = write_run(tmp_path / "a", "gavel", [{"id": "s", "verdict_true": True}])
+    (tmp_path / "a" / "results.scores.jsonl").write_text(
+        '{"id": "s", "verdict_true": true}\n{oops\n'
+    )
+    with pytest.raises(GavelError, match="line 2"):
+        compare_runs(good, good)
+    (tmp_path / "a" / "results.scores.jsonl").write_text('{"id": "s", "verdict_true": true}\n')
+    (tmp_path / "a" / "results.json").write_text('{"benchmark": "nope", "manifest": {}}')
+    with pytest.raises(GavelError, match="unknown benchmark"):
+        compare_runs(good, good)

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from gavel.errors import DataError, GavelError
+from gavel.metrics.grounding import IOU_TOLERANCE, THRESHOLDS, key
 
 PerUnit = dict[str, dict[str, float]]
 
@@ -29,8 +30,8 @@ def _gavel_units(scores: list[dict[str, Any]]) -> PerUnit:
     for s in scores:
         values = {"accuracy": float(s.get("verdict_pred") == s["verdict_true"])}
         if "iou" in s and s["iou"] is not None:
-            for t in (0.3, 0.5, 0.7):
-                values[f"A@{t:g}"] = float(s["iou"] >= t - 1e-9)
+            for t in THRESHOLDS:
+                values[key(t)] = float(s["iou"] >= t - IOU_TOLERANCE)
         units[s["id"]] = values
     return units
 
@@ -84,7 +85,16 @@ def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise DataError(
             scores_file, None, None, "per-sample scores not found (written by `gavel score --out`)"
         )
-    scores = [json.loads(line) for line in scores_file.read_text().splitlines() if line.strip()]
+    scores = []
+    for number, line in enumerate(scores_file.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            scores.append(json.loads(line))
+        except ValueError as error:
+            raise DataError(scores_file, number, None, f"not valid JSON ({error})") from None
+    if "benchmark" not in result or result["benchmark"] not in UNITS:
+        raise DataError(results, None, "benchmark", "missing or unknown benchmark")
     return result, scores
 
 

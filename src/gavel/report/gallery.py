@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import GavelError
+from gavel.metrics.grounding import IOU_TOLERANCE
 from gavel.records import Result
 
 #: Longest side of an image thumbnail: sharper for small runs, lighter for large ones.
@@ -223,7 +224,7 @@ def gavel_outcome(score: dict[str, Any]) -> str:
         return str(outcome) if outcome in GAVEL_OUTCOMES else "error"
     if score.get("n_gold_boxes"):
         iou = _number(score.get("iou"), 12)
-        return "hit" if iou is not None and iou >= 0.5 - 1e-9 else "miss"
+        return "hit" if iou is not None and iou >= 0.5 - IOU_TOLERANCE else "miss"
     return "hit" if score.get("verdict_pred") == score.get("verdict_true") else "miss"
 
 
