@@ -1,10 +1,13 @@
-"""Shared fixtures: the real benchmark data when available, and the command line as a user runs it."""
+"""Shared fixtures: real benchmark data when available, the command line as a user runs it,
+and real OpenAI-protocol servers on loopback."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -56,3 +59,45 @@ def counting_video():
         return path
 
     return write
+
+
+# --- real OpenAI-compatible servers on 127.0.0.1 (runner and judge tests) ----------------
+
+
+def load_fake_server() -> ModuleType:
+    """``runner/openai_server.py`` (the tests run in importlib mode: no sys.path)."""
+    name = "gavel_tests_openai_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).parent / "runner" / "openai_server.py"
+        )
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return sys.modules[name]
+
+
+@pytest.fixture
+def fake() -> ModuleType:
+    """The server module: ``fake.Fault``, ``fake.faults_by_marker``, ``fake.FakeOpenAIServer``."""
+    return load_fake_server()
+
+
+@pytest.fixture
+def server(fake):
+    with fake.FakeOpenAIServer() as running:
+        yield running
+
+
+@pytest.fixture
+def second_server(fake):
+    with fake.FakeOpenAIServer() as running:
+        yield running
+
+
+@pytest.fixture
+def api_key(monkeypatch) -> str:
+    """A secret in ``GAVEL_TEST_KEY``; tests check it never leaves the Authorization header."""
+    key = "sk-test-5f0c9a7e1b2d4c3a8e6f"
+    monkeypatch.setenv("GAVEL_TEST_KEY", key)
+    return key

@@ -141,6 +141,12 @@ class GavelScore(Score, kw_only=True, omit_defaults=True, gc=False):
     box_format: str | None = None
     area_log2: float | None = None
     explanation: str | None = None
+    #: The explanation judge's 1–5 score and one-sentence reason (``gavel score --judge``).
+    judge_score: int | None = None
+    judge_reason: str | None = None
+    #: ``ok``, ``judge_error`` (no valid reply: excluded from the means) or ``not_answered``
+    #: (the model gave no answer: scored 1 without asking the judge).
+    judge_status: str | None = None
 
 
 class Manifest(msgspec.Struct, kw_only=True):

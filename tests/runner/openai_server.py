@@ -6,7 +6,7 @@ blocks its own connection, as a real server's slow reply does.
 
 ``POST /v1/chat/completions`` answers ``choices[0].message.content`` and ``usage``. The reply
 text echoes the prompt (``echo: <prompt>``), so a test can tell which request an answer belongs
-to. Faults are planned per request by :attr:`FakeOpenAIServer.plan`, a function of the parsed
+to, unless :attr:`FakeOpenAIServer.reply` computes it (a judge's JSON, say). Faults are planned per request by :attr:`FakeOpenAIServer.plan`, a function of the parsed
 request body and the request's number that returns a :class:`Fault` or ``None``;
 :func:`faults_by_marker` builds one from ``{text found in the prompt: [fault, fault, ...]}``.
 
@@ -91,6 +91,8 @@ class FakeOpenAIServer:
         self.latency = latency
         self.record = record
         self.plan: Callable[[dict[str, Any], int], Fault | None] | None = None
+        #: The reply text for a request (body, number); ``None`` echoes the prompt.
+        self.reply: Callable[[dict[str, Any], int], str] | None = None
         self.hits = 0
         #: Prompts answered, with how often (every request received, whatever its outcome).
         self.prompts: Counter[str] = Counter()
@@ -162,7 +164,8 @@ class FakeOpenAIServer:
                 if fault and fault.body is not None:
                     self._send_raw(200, fault.body, fault.headers)
                     return
-                self._send(200, _completion(body, number))
+                text = server.reply(body, number) if server.reply else None
+                self._send(200, _completion(body, number, text))
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None):
                 self._send_raw(status, json.dumps(payload).encode(), headers)
@@ -182,7 +185,7 @@ class FakeOpenAIServer:
         return Handler
 
 
-def _completion(body: dict[str, Any], number: int) -> dict[str, Any]:
+def _completion(body: dict[str, Any], number: int, reply: str | None = None) -> dict[str, Any]:
     text = prompt_text(body)
     images = len(image_urls(body))
     prompt_tokens = len(text.split()) + 100 * images
@@ -194,7 +197,10 @@ def _completion(body: dict[str, Any], number: int) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": f"echo: {text}"},
+                "message": {
+                    "role": "assistant",
+                    "content": f"echo: {text}" if reply is None else reply,
+                },
                 "finish_reason": "stop",
             }
         ],

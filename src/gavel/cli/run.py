@@ -19,6 +19,16 @@ SCORE_OPTIONS = (
     "name",
     "resamples",
     "seed",
+    "judge_spec",
+    "judge_base_urls",
+    "judge_api_key_env",
+    "judge_concurrency",
+    "judge_max_tokens",
+    "judge_temperature",
+    "judge_extra_body",
+    "judge_retries",
+    "judge_cache",
+    "no_judge_cache",
 )
 
 

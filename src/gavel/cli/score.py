@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.errors import ConfigError
 from gavel.io.files import atomic_write_bytes, atomic_write_lines
 from gavel.matching import policy_names
 from gavel.parsing import convention_names
@@ -30,6 +32,132 @@ def write_run(out: Path, result: Result, scores: list[Score]) -> Path:
 
 def run_name(result: Result, predictions: Path, name: str | None) -> str:
     return name or result.manifest.model or predictions.stem
+
+
+def judge_options(command):
+    """The ``--judge`` flags, shared by ``gavel score`` and ``gavel run``."""
+    options = [
+        click.option(
+            "--judge",
+            "judge_spec",
+            default=None,
+            help="GAVEL: score explanations. openai:MODEL = the paper's LLM-judge protocol on "
+            "any OpenAI-compatible server; offline = the embedding proxy (no network; "
+            "labelled proxy).",
+        ),
+        click.option(
+            "--judge-base-url",
+            "judge_base_urls",
+            multiple=True,
+            help="The judge's endpoint (repeat for several servers) [default: $OPENAI_BASE_URL, "
+            "else api.openai.com].",
+        ),
+        click.option(
+            "--judge-api-key-env",
+            default=None,
+            help="Environment variable with the judge's API key [default: OPENAI_API_KEY].",
+        ),
+        click.option(
+            "--judge-concurrency",
+            type=click.IntRange(min=1),
+            default=16,
+            show_default=True,
+            help="Judge requests in flight.",
+        ),
+        click.option(
+            "--judge-max-tokens",
+            type=click.IntRange(min=0),
+            default=1024,
+            show_default=True,
+            help="Token limit of a judge reply (0: send none, e.g. for models that want "
+            "max_completion_tokens in --judge-extra-body).",
+        ),
+        click.option(
+            "--judge-temperature",
+            type=click.FloatRange(min=0),
+            default=0.0,
+            show_default=True,
+            help="Judge sampling temperature.",
+        ),
+        click.option(
+            "--judge-extra-body",
+            default=None,
+            help='JSON merged into every judge request, e.g. \'{"reasoning_effort": "low"}\'.',
+        ),
+        click.option(
+            "--judge-retries",
+            type=click.IntRange(min=0),
+            default=2,
+            show_default=True,
+            help="Re-asks after a reply without a valid score, before judge_error.",
+        ),
+        click.option(
+            "--judge-cache",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="SQLite cache of judge replies [default: ~/.cache/gavel/answers.sqlite].",
+        ),
+        click.option("--no-judge-cache", is_flag=True, help="Do not use the judge cache."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ...],
+               judge_api_key_env: str | None, judge_concurrency: int, judge_max_tokens: int,
+               judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
+               judge_cache: Path | None, no_judge_cache: bool, progress: bool = True):  # fmt: skip
+    """The judge the flags describe; an LLM judge's replies go beside ``out``."""
+    from gavel.cli.generate import default_cache
+    from gavel.judge.apply import JudgeOptions, load_judge
+
+    try:
+        extra = json.loads(judge_extra_body) if judge_extra_body else {}
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"--judge-extra-body is not JSON: {error}") from None
+    if not isinstance(extra, dict):
+        raise ConfigError("--judge-extra-body must be a JSON object")
+    cache = None if no_judge_cache else (judge_cache or default_cache())
+    options = JudgeOptions(
+        base_urls=judge_base_urls, api_key_env=judge_api_key_env,
+        concurrency=judge_concurrency, max_tokens=judge_max_tokens,
+        temperature=judge_temperature, extra_body=extra, invalid_retries=judge_retries,
+        cache=cache, replies=judge_replies_path(out) if out is not None else None,
+        progress=progress,
+    )  # fmt: skip
+    return load_judge(judge_spec, options)
+
+
+def judge_replies_path(results_path: Path) -> Path:
+    """``run/results.json`` -> ``run/results.judge.jsonl``: the judge's raw replies."""
+    return results_path.with_name(results_path.stem + ".judge.jsonl")
+
+
+def add_judge_scores(benchmark: str, data_file: Path, image_root: Path | None, out: Path | None,
+                     result: Result, scores: list, **flags) -> None:  # fmt: skip
+    """Run the judge over a scored GAVEL run and record it (metrics, manifest, ledger)."""
+    if benchmark != "gavel":
+        raise ConfigError("--judge scores GAVEL explanations; it does not apply to " + benchmark)
+    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.judge.apply import judge_result
+    from gavel.judge.llm import append_ledger
+
+    judge = make_judge(out, **flags)
+    samples, _ = load_samples(data_file, image_root)
+    judge_result(result, samples, scores, judge)
+    usage = result.metrics["explanation"]["judge"].get("usage")
+    if usage and usage.get("sent"):
+        click.echo(
+            f"judge {judge.name}: {usage['sent']} requests sent, {usage['cached']} from the "
+            f"cache, tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
+            err=True,
+        )
+    if usage is not None and out is not None:
+        append_ledger(
+            out.with_name("judge-ledger.jsonl"),
+            {"judge": judge.name, "results": str(out), **usage},
+        )
 
 
 @click.command()
@@ -118,14 +246,19 @@ def run_name(result: Result, predictions: Path, name: str | None) -> str:
     help="Bootstrap resamples for 95% intervals (0 to skip).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@judge_options
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, box_format: str | None, match: str, dvb_mode: str,
           thinking: bool, answer_rule: str, style: str, name: str | None, resamples: int,
-          seed: int) -> None:  # fmt: skip
+          seed: int, judge_spec: str | None, **judge_flags) -> None:  # fmt: skip
     """Score saved predictions against gold data; the model is never needed again.
 
     Missing, failed and unparseable predictions are counted in results.json under "counts";
     how each metric treats them is written in docs/metrics.md and the benchmark's page.
+
+    With --judge, explanations are scored too (metrics.explanation: Avg and one value per
+    category, 0-100; docs/judge.md). An LLM judge's replies go beside --out as
+    *.judge.jsonl and its token use into judge-ledger.jsonl; rerunning resumes.
     """
     options = Options(
         image_root=image_root, box_format=box_format, match=match, dvb_mode=dvb_mode,
@@ -133,6 +266,11 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     )  # fmt: skip
     spec = get_benchmark(benchmark)
     result, scores = spec.evaluate(data_file, predictions, options)
+    if judge_spec is not None:
+        add_judge_scores(
+            benchmark, data_file, image_root, out, result, scores, judge_spec=judge_spec,
+            **judge_flags,
+        )  # fmt: skip
     label = run_name(result, predictions, name)
     if out is not None:
         per_sample = write_run(out, result, scores)

@@ -31,6 +31,8 @@ class Request:
     images: tuple[Path, ...] = ()
     #: The sample's text fields (caption, question) for models that read them directly.
     fields: dict[str, str] = field(default_factory=dict)
+    #: A system message sent before the prompt (the judge's protocol has one; benchmarks don't).
+    system: str | None = None
 
 
 @dataclass(frozen=True)

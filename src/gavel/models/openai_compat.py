@@ -179,10 +179,12 @@ class OpenAIChatModel:
             content, sent = self.build_content(request)
         index = self._pick()
         client = self._client(index)
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "user", "content": content}],
-        }
+        # A request without images is sent as plain text (what text-only servers expect).
+        user: Any = content if request.images else request.prompt
+        messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+        if request.system is not None:
+            messages.insert(0, {"role": "system", "content": request.system})
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         if self.temperature is not None:

@@ -32,10 +32,16 @@ def fmt(value: float | None, digits: int = 1) -> str:
 
 def gavel_table(runs: Sequence[tuple[str, Result]]) -> Table:
     """One row per run: grounding, verification, explanation (when judged) and failures."""
+    judges = {
+        name: r.metrics["explanation"]["judge"]
+        for name, r in runs
+        if r.metrics.get("explanation") and isinstance(r.metrics["explanation"].get("judge"), dict)
+    }
     with_explanation = any(r.metrics.get("explanation") for _, r in runs)
+    any_proxy = any(j.get("proxy") for j in judges.values())
     headers = ["Method", "A@0.3", "A@0.5", "A@0.7", "Acc", "P", "R", "F1"]
     if with_explanation:
-        headers += ["Avg", *CATEGORY_COLUMNS]
+        headers += ["Avg (proxy)" if any_proxy else "Avg", *CATEGORY_COLUMNS]
     headers += ["log2 area", "n", "failed"]
     rows = []
     for name, result in runs:
@@ -56,7 +62,19 @@ def gavel_table(runs: Sequence[tuple[str, Result]]) -> Table:
         "Acc/P/R/F1: verification, hallucinated = positive",
         "failed = missing + model errors + unparseable (all counted as wrong)",
     ]
+    for judge in dict.fromkeys(_describe_judge(j) for j in judges.values()):
+        notes.append(judge)
     return Table("GAVEL", headers, rows, notes)
+
+
+def _describe_judge(judge: dict[str, Any]) -> str:
+    name = judge.get("name", "?")
+    if judge.get("proxy"):
+        return (
+            f"Avg and categories: explanation score x20 by {name}, an offline embedding PROXY, "
+            "not the paper's LLM-judge protocol"
+        )
+    return f"Avg and categories: explanation score x20 by the LLM judge {name} (paper protocol)"
 
 
 def render(table: Table, style: str, results: Sequence[tuple[str, Result]] = ()) -> str:

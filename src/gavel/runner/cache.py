@@ -97,18 +97,18 @@ class AnswerCache:
 
     def key(self, identity: str, request: Request) -> str:
         """The entry's key: ``identity`` from :func:`model_identity`, then the request."""
-        described = _canonical(
-            {
-                "sample_id": request.sample_id,
-                "task": request.task,
-                "prompt": request.prompt,
-                "fields": request.fields,
-                "images": [self.file_sha256(Path(path)) for path in request.images],
-            }
-        )
+        described: dict[str, Any] = {
+            "sample_id": request.sample_id,
+            "task": request.task,
+            "prompt": request.prompt,
+            "fields": request.fields,
+            "images": [self.file_sha256(Path(path)) for path in request.images],
+        }
+        if request.system is not None:  # only when set, so older keys stay valid
+            described["system"] = request.system
         digest = hashlib.sha256(identity.encode())
         digest.update(b"\0")
-        digest.update(described.encode())
+        digest.update(_canonical(described).encode())
         return digest.hexdigest()
 
     def file_sha256(self, path: Path) -> str:

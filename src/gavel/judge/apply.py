@@ -1,0 +1,98 @@
+"""Choosing a judge from the command line and adding its scores to a scored GAVEL run.
+
+``openai:MODEL`` is the paper's protocol on any OpenAI-compatible server; ``offline`` is the
+embedding proxy, which needs no network and is labelled a proxy wherever it appears.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from gavel.errors import ConfigError
+from gavel.judge.items import JUDGE_ERROR, Judged, JudgeItem, attach, judge_items, summarize_judged
+from gavel.records import GavelSample, GavelScore, Result
+
+
+class Judge(Protocol):
+    name: str
+    proxy: bool
+
+    def settings(self) -> dict[str, Any]: ...
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[Judged]: ...
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The command line's judge flags (None: the judge's default)."""
+
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    concurrency: int = 16
+    max_tokens: int | None = None
+    temperature: float | None = 0.0
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    invalid_retries: int = 2
+    cache: Path | None = None
+    replies: Path | None = None
+    progress: bool = True
+
+
+def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
+    """``offline`` or ``openai:MODEL`` -> a judge."""
+    if spec == "offline":
+        from gavel.judge.offline import OfflineJudge
+
+        return OfflineJudge()
+    prefix, _, name = spec.partition(":")
+    if prefix != "openai" or not name:
+        raise ConfigError(
+            f"unknown judge {spec!r}: use 'offline' or 'openai:MODEL' (any OpenAI-compatible "
+            "server; --judge-base-url points at it)"
+        )
+    from gavel.judge.llm import LLMJudge
+    from gavel.models.registry import load_model
+
+    model = load_model(
+        spec,
+        base_urls=list(options.base_urls) or None,
+        api_key_env=options.api_key_env,
+        max_tokens=options.max_tokens,
+        temperature=options.temperature,
+        extra_body=options.extra_body or None,
+    )
+    if options.max_tokens == 0:  # 0 on the command line: send no token limit at all
+        model.max_tokens = None  # type: ignore[attr-defined]
+    return LLMJudge(
+        model,
+        concurrency=options.concurrency,
+        invalid_retries=options.invalid_retries,
+        cache=options.cache,
+        replies=options.replies,
+        progress=options.progress,
+    )
+
+
+def judge_result(
+    result: Result, samples: Sequence[GavelSample], scores: Sequence[GavelScore], judge: Judge
+) -> list[Judged]:
+    """Judge every sample's explanation; fills ``metrics.explanation``, the manifest's judge,
+    ``counts.judge_error`` and each score's judge fields. Returns the per-sample records."""
+    judged = judge.judge(judge_items(samples, scores))
+    attach(scores, judged)
+    described = judge.settings()
+    usage = getattr(judge, "usage", None)
+    if usage is not None:
+        described["usage"] = usage()
+    result.metrics["explanation"] = summarize_judged(judged, described)
+    result.manifest.judge = described
+    result.counts[JUDGE_ERROR] = sum(j.status == JUDGE_ERROR for j in judged)
+    if result.counts[JUDGE_ERROR]:
+        result.warnings.append(
+            f"{result.counts[JUDGE_ERROR]} sample(s) got no valid judge score (judge_error): "
+            "left out of the explanation means; rerun to ask again"
+        )
+    return judged

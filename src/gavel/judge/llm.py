@@ -1,0 +1,271 @@
+"""The paper's LLM judge, asked through the same runner as generation.
+
+Every request goes through :func:`gavel.runner.async_runner.run_async`, so the judge gets the
+runner's bounded concurrency, transport retries with backoff, ``Retry-After``, failure budget,
+SQLite answer cache and crash-safe append-only output, with nothing re-implemented here.
+
+Two things are the judge's own:
+
+- **Reply validation.** :class:`ValidatingJudgeModel` wraps the chat model: a reply without a
+  valid ``{"score": 1-5}`` is asked again, up to ``invalid_retries`` more times; then the
+  request fails with :class:`JudgeReplyError`, which the runner does not retry and writes as
+  an error line, and the sample becomes ``judge_error``. Only valid replies reach the cache.
+- **Content-addressed resume.** A request's id is the sample id plus a digest of the judge's
+  identity and the exact messages, so the replies file resumes exactly: rerunning after a crash
+  sends only what is not there, and a changed prediction, ground truth, prompt or judge setting
+  is a new request instead of a stale answer. After a run the file keeps only the current
+  requests (rewritten atomically).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from gavel.errors import GavelError
+from gavel.io.files import atomic_write_lines
+from gavel.judge.items import JUDGE_ERROR, OK, Judged, JudgeItem, not_answered
+from gavel.judge.protocol import (
+    HALLUCINATION_PROMPT,
+    NO_HALLUCINATION_PROMPT,
+    PROMPT_VERSION,
+    SYSTEM_PROMPT,
+    judge_messages,
+    read_reply,
+)
+from gavel.models.base import Answer, Model, Request
+from gavel.records import Prediction
+from gavel.runner.async_runner import AsyncRunSummary, Prices, run_async
+from gavel.runner.cache import model_identity
+from gavel.runner.retry import RetryPolicy
+
+#: Re-asks after a reply without a valid score, before the sample is a judge_error.
+DEFAULT_INVALID_RETRIES = 2
+TASK = "gavel-judge"
+
+
+def prompt_sha256() -> str:
+    """SHA-256 of the protocol's three texts: which prompts made a score."""
+    text = "\0".join([SYSTEM_PROMPT, HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class JudgeReplyError(GavelError):
+    """The judge answered, but never with a valid score (not retried by the runner)."""
+
+
+class ValidatingJudgeModel:
+    """A chat model whose answers must hold a valid judge score; invalid ones are asked again."""
+
+    def __init__(self, model: Model, invalid_retries: int = DEFAULT_INVALID_RETRIES):
+        if invalid_retries < 0:
+            raise ValueError("invalid_retries must be 0 or more")
+        self.inner = model
+        self.invalid_retries = invalid_retries
+        self.name = model.name
+        self.capabilities = model.capabilities
+        self.redact = getattr(model, "redact", None)
+
+    @property
+    def endpoint(self) -> str | None:
+        return getattr(self.inner, "endpoint", None)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            **self.inner.settings(),
+            "judge_prompt": PROMPT_VERSION,
+            "judge_prompt_sha256": prompt_sha256(),
+        }
+
+    async def answer_async(self, request: Request) -> Answer:
+        asking = getattr(self.inner, "answer_async", None)
+        usage: dict[str, int] = {}
+        text = ""
+        for _ in range(self.invalid_retries + 1):
+            if asking is not None:
+                answer = await asking(request)
+            else:
+                answer = await asyncio.to_thread(self.inner.answer, request)
+            for key, value in answer.usage.items():  # the ledger pays for invalid replies too
+                usage[key] = usage.get(key, 0) + value
+            text = answer.text
+            if read_reply(text) is not None:
+                return Answer(text, usage=usage)
+        raise JudgeReplyError(
+            f"no valid score in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}"
+        )
+
+    def answer(self, request: Request) -> Answer:
+        return asyncio.run(self.answer_async(request))
+
+    async def aclose(self) -> None:
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def _request(item: JudgeItem, identity: str) -> Request:
+    system, user = judge_messages(item.prediction or "", item.ground_truth, item.hallucinated)
+    digest = hashlib.sha256(
+        json.dumps([identity, system["content"], user["content"]]).encode()
+    ).hexdigest()[:16]
+    return Request(
+        sample_id=f"{item.id}#{digest}", task=TASK, prompt=user["content"], system=system["content"]
+    )
+
+
+class LLMJudge:
+    """Scores explanations with a chat model under the paper's protocol (appendix A.3)."""
+
+    proxy = False
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        concurrency: int = 16,
+        invalid_retries: int = DEFAULT_INVALID_RETRIES,
+        retries: RetryPolicy | int = RetryPolicy(),  # noqa: B008 - frozen, shared
+        cache: str | Path | None = None,
+        replies: str | Path | None = None,
+        progress: bool = True,
+        prices: Prices | None = None,
+    ):
+        self.model = ValidatingJudgeModel(model, invalid_retries)
+        self.concurrency = concurrency
+        self.retries = retries
+        self.cache = cache
+        self.replies = Path(replies) if replies is not None else None
+        self.progress = progress
+        self.prices = prices
+        self.summary: AsyncRunSummary | None = None
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def settings(self) -> dict[str, Any]:
+        """For the manifest: the judge model's settings (never a key) and the protocol."""
+        return {
+            "name": self.name,
+            "kind": "llm",
+            "proxy": False,
+            "prompt_version": PROMPT_VERSION,
+            "prompt_sha256": prompt_sha256(),
+            "model": self.model.inner.settings(),
+            "invalid_retries": self.model.invalid_retries,
+            "concurrency": self.concurrency,
+            "cache": str(self.cache) if self.cache is not None else None,
+            "replies": str(self.replies) if self.replies is not None else None,
+        }
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[Judged]:
+        """One :class:`Judged` per item, in order; unanswered samples are not sent."""
+        identity = model_identity(self.model)
+        requests = {
+            item.id: _request(item, identity) for item in items if item.prediction is not None
+        }
+        with tempfile.TemporaryDirectory(prefix="gavel-judge-") as scratch:
+            path = self.replies or Path(scratch) / "replies.jsonl"
+            self.summary = self._run(list(requests.values()), path)
+            replies = _read_replies(path, {r.sample_id for r in requests.values()})
+            _keep_only(path, replies)
+        return [self._judged(item, requests.get(item.id), replies) for item in items]
+
+    def _run(self, requests: list[Request], path: Path) -> AsyncRunSummary:
+        return asyncio.run(
+            run_async(
+                self.model,
+                requests,
+                path,
+                concurrency=self.concurrency,
+                total=len(requests),
+                progress=self.progress,
+                cache=self.cache,
+                retries=self.retries,
+                prices=self.prices,
+            )
+        )
+
+    @staticmethod
+    def _judged(item: JudgeItem, request: Request | None, replies: dict[str, Prediction]) -> Judged:
+        if request is None:
+            return not_answered(item)
+        reply = replies.get(request.sample_id)
+        if reply is None:  # cannot happen after a completed run; never silently a score
+            return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail="no reply")
+        if reply.error is not None:
+            return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail=reply.error)
+        verdict = read_reply(reply.response)
+        if verdict is None:
+            return Judged(
+                id=item.id,
+                column=item.column,
+                status=JUDGE_ERROR,
+                detail=f"no valid score in the reply {str(reply.response)[:300]!r}",
+            )
+        return Judged(
+            id=item.id, column=item.column, status=OK, score=verdict.score, reason=verdict.reason
+        )
+
+    def usage(self) -> dict[str, Any]:
+        """Requests, tokens and cost of the last :meth:`judge` call, for the manifest/ledger."""
+        s = self.summary
+        if s is None:
+            return {}
+        return {
+            "requests": s.requested,
+            "already_there": s.skipped,
+            "answered": s.answered,
+            "cached": s.cached,
+            "sent": s.answered - s.cached,
+            "errors": s.errors,
+            "retries": s.retries,
+            "prompt_tokens": s.prompt_tokens,
+            "completion_tokens": s.completion_tokens,
+            "cost": s.cost,
+            "seconds": round(s.seconds, 3),
+        }
+
+
+def _read_replies(path: Path, wanted: set[str]) -> dict[str, Prediction]:
+    """The replies of the current requests (the last line of an id wins)."""
+    if not path.exists():
+        return {}
+    decoder = msgspec.json.Decoder(Prediction)
+    found: dict[str, Prediction] = {}
+    with path.open("rb") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                reply = decoder.decode(line)
+            except msgspec.DecodeError:
+                continue
+            if reply.id in wanted:
+                found[reply.id] = reply
+    return found
+
+
+def _keep_only(path: Path, replies: dict[str, Prediction]) -> None:
+    """Rewrite the replies file with the current requests only (stale ones dropped)."""
+    if path.exists():
+        encoder = msgspec.json.Encoder()
+        atomic_write_lines(path, (encoder.encode(r) for r in replies.values()))
+
+
+def append_ledger(path: str | Path, entry: dict[str, Any]) -> None:
+    """One JSON line per judge run: who was asked, how much, and what it cost."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}, default=str)
+    with path.open("a") as handle:
+        handle.write(line + "\n")

@@ -1,0 +1,105 @@
+"""``gavel score --judge openai:MODEL`` end to end, with a real judge server on loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from gavel.examples import example_dir
+
+pytest.importorskip("openai", reason="the LLM judge needs the api extra (openai)")
+
+
+def by_marker(body, number):
+    """Scores from words in the prediction: 'orange' -> 5, 'globe' -> 4, else 2."""
+    text = body["messages"][-1]["content"]
+    prediction = re.search(r"Prediction: (.*)", text).group(1)
+    score = 5 if "orange" in prediction else 4 if "globe" in prediction else 2
+    return f'Here you go:\n```json\n{{"score": {score}, "reason": "checked"}}\n```'
+
+
+def score_with_judge(gavel, server, tmp_path, *extra):
+    photos = example_dir("photos")
+    return gavel(
+        "score",
+        "--data", photos / "gavel.jsonl",
+        "--predictions", photos / "predictions" / "gemini.jsonl",
+        "--out", tmp_path / "run" / "results.json",
+        "--bootstrap", "0",
+        "--judge", "openai:judge-model",
+        "--judge-base-url", server.url,
+        "--judge-api-key-env", "GAVEL_TEST_KEY",
+        "--judge-cache", tmp_path / "cache.sqlite",
+        *extra,
+    )  # fmt: skip
+
+
+def test_judge_scores_land_in_results_scores_manifest_and_ledger(gavel, server, tmp_path, api_key):
+    server.reply = by_marker
+    done = score_with_judge(gavel, server, tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "run"
+    results = json.loads((run / "results.json").read_text())
+    explanation = results["metrics"]["explanation"]
+    scores = [json.loads(line) for line in (run / "results.scores.jsonl").read_text().splitlines()]
+    data = [
+        json.loads(line)
+        for line in (example_dir("photos") / "gavel.jsonl").read_text().splitlines()
+    ]
+    # Recompute the means from the per-sample scores, independently of gavel's code.
+    judged = [s for s in scores if s.get("judge_score") is not None]
+    assert len(judged) == len(data) == explanation["counts"]["total"]
+    assert explanation["Avg"] == pytest.approx(
+        20 * sum(s["judge_score"] for s in judged) / len(judged)
+    )
+    for column in {s["column"] for s in scores}:
+        values = [s["judge_score"] for s in judged if s["column"] == column]
+        assert explanation[column] == pytest.approx(20 * sum(values) / len(values))
+    assert results["counts"]["judge_error"] == 0
+    judge = results["manifest"]["judge"]
+    assert judge["name"] == "judge-model" and judge["proxy"] is False
+    assert judge["prompt_version"] == "gavel-paper-a3"
+    sent = [s for s in scores if s["judge_status"] == "ok"]
+    assert judge["usage"]["sent"] == len(sent) == len(data) - explanation["counts"]["not_answered"]
+    assert all(s["judge_score"] == 1 for s in scores if s["judge_status"] == "not_answered")
+    assert api_key not in (run / "results.json").read_text()
+    ledger = [json.loads(line) for line in (run / "judge-ledger.jsonl").read_text().splitlines()]
+    assert ledger[0]["judge"] == "judge-model" and ledger[0]["prompt_tokens"] > 0
+    assert len((run / "results.judge.jsonl").read_text().splitlines()) == len(sent)
+    assert "Avg" in done.stdout and "LLM judge judge-model" in done.stdout
+
+    # Scoring again resumes: nothing is sent, the numbers are the same.
+    hits = server.hits
+    again = score_with_judge(gavel, server, tmp_path, "--no-judge-cache")
+    assert again.returncode == 0, again.stderr
+    assert server.hits == hits
+    rerun = json.loads((run / "results.json").read_text())["metrics"]["explanation"]
+    assert rerun["Avg"] == explanation["Avg"]
+
+
+def test_a_judge_that_never_answers_validly_is_reported_not_averaged(
+    gavel, server, tmp_path, api_key
+):
+    server.reply = lambda body, number: "Looks fine to me."
+    done = score_with_judge(gavel, server, tmp_path, "--judge-retries", "1")
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    explanation = results["metrics"]["explanation"]
+    asked = 12 - explanation["counts"]["not_answered"]
+    assert results["counts"]["judge_error"] == explanation["counts"]["judge_error"] == asked
+    # Only the samples the model never answered have a score (1); errors are not zeros.
+    assert explanation["n"]["Avg"] == explanation["counts"]["not_answered"]
+    assert "judge_error" in done.stderr
+    assert server.hits == 2 * asked  # each sample: one reply and one re-ask
+
+
+def test_judge_flags_are_checked_before_any_work(gavel, tmp_path):
+    photos = example_dir("photos")
+    common = ["score", "--data", photos / "gavel.jsonl",
+              "--predictions", photos / "predictions" / "gpt.jsonl"]  # fmt: skip
+    done = gavel(*common, "--judge", "gpt-5")
+    assert done.returncode == 2 and "use 'offline' or 'openai:MODEL'" in done.stderr
+    done = gavel(*common, "--judge", "openai:x", "--judge-extra-body", "{oops")
+    assert done.returncode == 2 and "--judge-extra-body is not JSON" in done.stderr
