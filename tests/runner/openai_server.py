@@ -215,8 +215,11 @@ def _completion(body: dict[str, Any], number: int, reply: str | None = None) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per reply")
+    parser.add_argument("--reply", default=None, help="answer this text instead of the echo")
     args = parser.parse_args()
     with FakeOpenAIServer(latency=args.latency, record=False) as server:
+        if args.reply is not None:
+            server.reply = lambda body, number: args.reply
         print(f"PORT {server.port}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             sys.stdin.read()  # serve until stdin closes (the parent exits or closes it)
