@@ -330,6 +330,7 @@ def gavel_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
                         "p": _boxes(score.get("pred_boxes")),
                         "bs": _text(score.get("box_status")),
                         "ax": _text(score.get("explanation")),
+                        "js": _judge_text(score),
                         "d": _text(score.get("detail")),
                         "raw": said.get(sample_id),
                     }
@@ -346,6 +347,21 @@ def gavel_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
         "items": items,
         "notes": notes,
     }
+
+
+def _judge_text(score: dict[str, Any]) -> str | None:
+    """The explanation judge's verdict on one sample, as shown on its card."""
+    status = score.get("judge_status")
+    if status is None:
+        return None
+    if status == "judge_error":
+        return "judge_error (no valid reply; not in the means)"
+    value = score.get("judge_score")
+    text = f"{value}/5 (= {20 * value})" if isinstance(value, int) else "–"
+    if status == "not_answered":
+        return text + " · the model gave no answer"
+    reason = _text(score.get("judge_reason"))
+    return text + (f" · {reason}" if reason else "")
 
 
 # --- DetailVerifyBench ----------------------------------------------------------------------

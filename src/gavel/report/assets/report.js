@@ -105,6 +105,7 @@
       " box(es)" + (item.bs ? " (" + item.bs + ")" : "") + " · IoU " + fmt(item.iou, 2));
     field(card, "Gold explanation", sample.ex);
     field(card, "Model explanation", item.ax);
+    field(card, "Explanation judge", item.js);
     field(card, "Detail", item.d);
     raw(card, "raw response", item.raw);
     return card;
