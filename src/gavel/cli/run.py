@@ -29,6 +29,7 @@ SCORE_OPTIONS = (
     "judge_retries",
     "judge_cache",
     "no_judge_cache",
+    "judge_price",
 )
 
 

@@ -98,6 +98,13 @@ def judge_options(command):
             help="SQLite cache of judge replies [default: ~/.cache/gavel/answers.sqlite].",
         ),
         click.option("--no-judge-cache", is_flag=True, help="Do not use the judge cache."),
+        click.option(
+            "--judge-price",
+            default=None,
+            metavar="IN,OUT",
+            help="Judge prices per 1,000 input and output tokens, e.g. 0.00125,0.01: the "
+            "ledger and manifest then record the cost.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -107,7 +114,8 @@ def judge_options(command):
 def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ...],
                judge_api_key_env: str | None, judge_concurrency: int, judge_max_tokens: int,
                judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
-               judge_cache: Path | None, no_judge_cache: bool, progress: bool = True):  # fmt: skip
+               judge_cache: Path | None, no_judge_cache: bool, judge_price: str | None = None,
+               progress: bool = True):  # fmt: skip
     """The judge the flags describe; an LLM judge's replies go beside ``out``."""
     from gavel.cli.generate import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
@@ -119,6 +127,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
     if not isinstance(extra, dict):
         raise ConfigError("--judge-extra-body must be a JSON object")
     cache = None if no_judge_cache else (judge_cache or default_cache())
+    price = _price(judge_price)
     options = JudgeOptions(
         base_urls=judge_base_urls, api_key_env=judge_api_key_env,
         concurrency=judge_concurrency, max_tokens=judge_max_tokens,
@@ -126,7 +135,24 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
         cache=cache, replies=judge_replies_path(out) if out is not None else None,
         progress=progress,
     )  # fmt: skip
-    return load_judge(judge_spec, options)
+    judge = load_judge(judge_spec, options)
+    if price is not None and hasattr(judge, "prices"):
+        judge.prices = {judge.name: price}
+    return judge
+
+
+def _price(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        given, taken = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ConfigError(
+            f"--judge-price {text!r}: give two numbers, IN,OUT per 1,000 tokens"
+        ) from None
+    if given < 0 or taken < 0:
+        raise ConfigError("--judge-price: prices cannot be negative")
+    return given, taken
 
 
 def judge_replies_path(results_path: Path) -> Path:
