@@ -11,15 +11,11 @@ import msgspec
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
 from gavel.errors import ConfigError
 from gavel.io.files import atomic_write_bytes, atomic_write_lines
+from gavel.io.run_files import judge_replies_path, scores_path
 from gavel.matching import policy_names
 from gavel.parsing import convention_names
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
-
-
-def scores_path(results_path: Path) -> Path:
-    """``run/results.json`` -> ``run/results.scores.jsonl`` (per-sample scores beside results)."""
-    return results_path.with_name(results_path.stem + ".scores.jsonl")
 
 
 def write_run(out: Path, result: Result, scores: list[Score]) -> Path:
@@ -153,11 +149,6 @@ def _price(text: str | None) -> tuple[float, float] | None:
     if given < 0 or taken < 0:
         raise ConfigError("--judge-price: prices cannot be negative")
     return given, taken
-
-
-def judge_replies_path(results_path: Path) -> Path:
-    """``run/results.json`` -> ``run/results.judge.jsonl``: the judge's raw replies."""
-    return results_path.with_name(results_path.stem + ".judge.jsonl")
 
 
 def add_judge_scores(benchmark: str, data_file: Path, image_root: Path | None, out: Path | None,

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from gavel.errors import DataError, GavelError
+from gavel.io.run_files import scores_path
 from gavel.metrics.grounding import IOU_TOLERANCE, THRESHOLDS, key
 
 PerUnit = dict[str, dict[str, float]]
@@ -80,7 +81,7 @@ def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise DataError(results, None, None, "file not found") from None
     except ValueError as error:
         raise DataError(results, None, None, f"not valid JSON ({error})") from None
-    scores_file = results.with_name(results.stem + ".scores.jsonl")
+    scores_file = scores_path(results)
     if not scores_file.is_file():
         raise DataError(
             scores_file, None, None, "per-sample scores not found (written by `gavel score --out`)"

@@ -32,6 +32,7 @@ import msgspec
 
 from gavel import __version__
 from gavel.errors import ConfigError, DataError, GavelError
+from gavel.io.run_files import scores_path
 from gavel.records import CATEGORY_COLUMNS, Result
 from gavel.report.gallery import (
     GAVEL_OUTCOMES,
@@ -79,7 +80,7 @@ def load_run(run: Path) -> RunView:
         raw = json.loads(payload)
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as error:
         raise DataError(path, None, None, f"not a gavel results file ({error})") from None
-    scores_file = path.with_name(path.stem + ".scores.jsonl")
+    scores_file = scores_path(path)
     scores: list[dict[str, Any]] | None = None
     notes = []
     if scores_file.is_file():
