@@ -35,6 +35,7 @@ from typing import Any
 import msgspec
 
 from gavel.errors import ConfigError, GavelError
+from gavel.io.files import plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
@@ -368,6 +369,7 @@ def drop_errors(path: Path) -> int:
         return 0
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        plain_mode(fd)
         with os.fdopen(fd, "wb") as target, path.open("rb") as source:
             for line in source:
                 if not (line.strip() and failed(line)):
