@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def test_demo_runs_everything_offline(gavel, tmp_path):
     done = gavel("demo", "--out", tmp_path / "demo", "--n", "8")
@@ -26,3 +28,15 @@ def test_demo_runs_everything_offline(gavel, tmp_path):
         assert "scene model, synthetic hard" in table
     for title in ("GAVEL", "DetailVerifyBench", "VideoHallucer"):
         assert title in done.stdout
+
+
+def test_demo_shows_the_offline_judges_explanation_column(gavel, tmp_path):
+    pytest.importorskip("onnxruntime", reason="the offline judge needs the judge extra")
+    done = gavel("demo", "--out", tmp_path / "demo", "--n", "4")
+    assert done.returncode == 0, done.stderr
+    table = (tmp_path / "demo" / "gavel-table.md").read_text()
+    assert "Avg (proxy)" in table.splitlines()[0]
+    result = json.loads((tmp_path / "demo" / "photos" / "gpt" / "results.json").read_text())
+    explanation = result["metrics"]["explanation"]
+    assert explanation["judge"]["proxy"] is True
+    assert explanation["counts"]["total"] == 12 and 0 <= explanation["Avg"] <= 100

@@ -10,6 +10,7 @@ import click
 from gavel.benchmarks.gavel import GavelSettings, evaluate_files
 from gavel.benchmarks.registry import Options, get_benchmark
 from gavel.cli.score import write_run
+from gavel.errors import GavelError
 from gavel.examples import example_dir
 from gavel.io.files import atomic_write_bytes
 from gavel.matching import policy_names
@@ -29,7 +30,29 @@ SYNTHETIC_RUNS = (
 )
 
 
-def score_photos(out: Path, match: str) -> list:
+def offline_judge():
+    """The offline proxy judge, or None (with a note) when the judge extra is not installed."""
+    from gavel.judge.apply import load_judge
+
+    try:
+        return load_judge("offline")
+    except GavelError as error:
+        click.echo(f"note: no explanation column ({error})", err=True)
+        return None
+
+
+def judge_explanations(judge, data: Path, result, scores) -> None:
+    """Add the offline judge's explanation scores to a scored GAVEL run."""
+    if judge is None:
+        return
+    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.judge.apply import judge_result
+
+    samples, _ = load_samples(data)
+    judge_result(result, samples, scores, judge)
+
+
+def score_photos(out: Path, match: str, judge=None) -> list:
     """The shipped photos against answers written in five model families' output formats."""
     examples = example_dir("photos")
     runs = []
@@ -37,13 +60,16 @@ def score_photos(out: Path, match: str) -> list:
         result, scores = evaluate_files(
             examples / "gavel.jsonl", predictions, GavelSettings(match=match)
         )
+        judge_explanations(judge, examples / "gavel.jsonl", result, scores)
         write_run(out / predictions.stem / "results.json", result, scores)
         # The responses are hand-written in each family's output format, not real model outputs.
         runs.append((f"{predictions.stem} format (example)", result))
     return runs
 
 
-def score_synthetic(out: Path, benchmark: str, difficulty: str, n: int, seed: int, match: str):
+def score_synthetic(
+    out: Path, benchmark: str, difficulty: str, n: int, seed: int, match: str, judge=None
+):
     """A fresh synthetic set, answered by the built-in scene model from pixels alone, scored."""
     spec = get_benchmark(benchmark)
     options = Options(match=match)
@@ -54,6 +80,8 @@ def score_synthetic(out: Path, benchmark: str, difficulty: str, n: int, seed: in
     predictions = folder / "predictions.jsonl"
     run_model(model, prepared.requests, predictions, total=prepared.total)
     result, scores = spec.evaluate(data, predictions, options)
+    if benchmark == "gavel":
+        judge_explanations(judge, data, result, scores)
     write_run(folder / "results.json", result, scores)
     return f"scene model, synthetic {difficulty}", result
 
@@ -91,14 +119,17 @@ def demo(out: Path, match: str, count: int, seed: int) -> None:  # fmt: skip
        captions, scored against answers written in five model families' box syntaxes.
     2. GAVEL, DetailVerifyBench and VideoHallucer on fresh synthetic data with exact gold
        (medium and hard), answered by the built-in scene model from pixels alone.
+    GAVEL explanations are scored by the offline proxy judge (embedding similarity, labelled
+    proxy; needs the judge extra), not by the paper's LLM judge, which needs an API.
     Data, predictions, results, per-sample scores and an HTML report go to --out.
     """
     started = time.perf_counter()
-    runs: dict[str, list] = {"gavel": score_photos(out / "photos", match)}
+    judge = offline_judge()
+    runs: dict[str, list] = {"gavel": score_photos(out / "photos", match, judge)}
     for benchmark, difficulty, share in SYNTHETIC_RUNS:
         n = max(3, round(count * share))
         runs.setdefault(benchmark, []).append(
-            score_synthetic(out / "synthetic", benchmark, difficulty, n, seed, match)
+            score_synthetic(out / "synthetic", benchmark, difficulty, n, seed, match, judge)
         )
     for benchmark, results in runs.items():
         table = get_benchmark(benchmark).table(results)

@@ -11,6 +11,8 @@ from gavel.cli.compare import compare
 from gavel.cli.data import data
 from gavel.cli.demo import demo
 from gavel.cli.generate import generate
+from gavel.cli.judge_agreement import judge_agreement
+from gavel.cli.judge_calibrate import judge_calibrate
 from gavel.cli.report import report
 from gavel.cli.run import run
 from gavel.cli.score import score
@@ -31,6 +33,7 @@ def cli() -> None:
       gavel score --data synth/gavel.jsonl --predictions pred.jsonl --out run/results.json
       gavel report run/ --out report/              an HTML page with tables, plots, a gallery
       gavel compare a/results.json b/results.json  is A better than B on the same samples?
+      gavel judge-agreement a/results.json b/results.json   do two explanation judges agree?
       gavel data validate test.jsonl               check a data file
     """
 
@@ -41,6 +44,8 @@ cli.add_command(score)
 cli.add_command(run)
 cli.add_command(report)
 cli.add_command(compare)
+cli.add_command(judge_agreement)
+cli.add_command(judge_calibrate)
 cli.add_command(data)
 cli.add_command(demo)
 

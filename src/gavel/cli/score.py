@@ -162,7 +162,7 @@ def add_judge_scores(benchmark: str, data_file: Path, image_root: Path | None, o
 
     judge = make_judge(out, **flags)
     samples, _ = load_samples(data_file, image_root)
-    judge_result(result, samples, scores, judge)
+    judge_result(result, samples, scores, judge, progress=True)
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
         click.echo(

@@ -22,7 +22,7 @@ class Judge(Protocol):
 
     def settings(self) -> dict[str, Any]: ...
 
-    def judge(self, items: Sequence[JudgeItem]) -> list[Judged]: ...
+    def judge(self, items: Sequence[JudgeItem], progress: bool = False) -> list[Judged]: ...
 
 
 @dataclass(frozen=True)
@@ -77,11 +77,15 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
 
 
 def judge_result(
-    result: Result, samples: Sequence[GavelSample], scores: Sequence[GavelScore], judge: Judge
+    result: Result,
+    samples: Sequence[GavelSample],
+    scores: Sequence[GavelScore],
+    judge: Judge,
+    progress: bool = False,
 ) -> list[Judged]:
     """Judge every sample's explanation; fills ``metrics.explanation``, the manifest's judge,
     ``counts.judge_error`` and each score's judge fields. Returns the per-sample records."""
-    judged = judge.judge(judge_items(samples, scores))
+    judged = judge.judge(judge_items(samples, scores), progress=progress)
     attach(scores, judged)
     described = judge.settings()
     usage = getattr(judge, "usage", None)

@@ -167,8 +167,11 @@ class LLMJudge:
             "replies": str(self.replies) if self.replies is not None else None,
         }
 
-    def judge(self, items: Sequence[JudgeItem]) -> list[Judged]:
-        """One :class:`Judged` per item, in order; unanswered samples are not sent."""
+    def judge(self, items: Sequence[JudgeItem], progress: bool | None = None) -> list[Judged]:
+        """One :class:`Judged` per item, in order; unanswered samples are not sent.
+        ``progress`` overrides the constructor's choice of a progress bar."""
+        if progress is not None:
+            self.progress = progress
         identity = model_identity(self.model)
         requests = {
             item.id: _request(item, identity) for item in items if item.prediction is not None

@@ -49,6 +49,28 @@ class Caption:
     category: str | None
     explanation: str
     boxes: list[tuple[float, float, float, float]]
+    #: The injected error's words as the explanation writes them: what the caption wrongly
+    #: says (``claim``) and what the image shows (``truth``); None for a clean caption. They let
+    #: a rule-based reference check whether an explanation names the error (gavel.judge).
+    claim: str | None = None
+    truth: str | None = None
+
+    def error_record(self) -> dict[str, str] | None:
+        """``{"category", "claim", "truth"}`` for scenes.jsonl; None for a clean caption."""
+        if self.category is None:
+            return None
+        return {"category": self.category, "claim": self.claim or "", "truth": self.truth or ""}
+
+
+@dataclass(frozen=True)
+class Injected:
+    """A claim made wrong in one detail: the new claim, the explanation, and the error's words
+    (``said``: the wrong word or phrase now in the caption; ``truth``: the right one)."""
+
+    claim: Claim
+    explanation: str
+    said: str
+    truth: str
 
 
 def plural(kind: str) -> str:
@@ -110,8 +132,9 @@ def _other(rng: np.random.Generator, options, current):
 
 def inject(
     category: str, target: SceneObject, claim: Claim, scene: Scene, rng: np.random.Generator
-) -> tuple[Claim, str] | None:
-    """The claim with one wrong detail of ``category`` and the explanation; None if impossible."""
+) -> Injected | None:
+    """The claim with one wrong detail of ``category``, the explanation and the error's words;
+    None if impossible."""
     what = f"the {target.color} {target.kind} {claim.place}"
     # A wrong colour or kind must not name an object that exists elsewhere in the scene, or the
     # error could as well be read as a wrong place.
@@ -121,46 +144,58 @@ def inject(
         if not options:
             return None
         wrong = options[int(rng.integers(len(options)))]
-        return (
+        return Injected(
             replace(claim, color=wrong),
             f"The caption says the {target.kind} {claim.place} is {wrong}, but it is {target.color}.",
+            wrong,
+            target.color,
         )
     if category == "Obj":
         options = [k for k in KINDS if (target.color, k) not in present]
         if not options:
             return None
         wrong = options[int(rng.integers(len(options)))]
-        return (
+        return Injected(
             replace(claim, kind=wrong),
             f"The caption says there is a {target.color} {wrong} {claim.place}, "
             f"but the {target.color} object there is a {target.kind}.",
+            wrong,
+            target.kind,
         )
     if category == "Size":
         if target.size == "medium":
             return None
         wrong = "large" if target.size == "small" else "small"
-        return (
+        return Injected(
             replace(claim, size_word=wrong),
             f"The caption says {what} is {wrong}, but it is {target.size}.",
+            wrong,
+            target.size,
         )
     if category == "Attr":
         if target.state != "filled":
             return None
         wrong = _other(rng, ("striped", "dotted"), target.pattern)
         actual = "plain" if target.pattern == "plain" else target.pattern
-        return (
+        return Injected(
             replace(claim, pattern_word=wrong),
             f"The caption says {what} is {wrong}, but it is {actual}.",
+            wrong,
+            actual,
         )
     if category == "State":
         if target.state == "filled":
-            return (
+            return Injected(
                 replace(claim, state_word="outlined"),
                 f"The caption says {what} is only outlined, but it is solid.",
+                "outlined",
+                "solid",
             )
-        return (
+        return Injected(
             replace(claim, state_word="solid", pattern_word=""),
             f"The caption says {what} is solid, but it is only outlined.",
+            "solid",
+            "outlined",
         )
     if category == "Loc":
         occupied = {place_phrase(o.row, o.column) for o in scene.objects}
@@ -168,8 +203,10 @@ def inject(
         if not free:
             return None
         wrong = free[int(rng.integers(len(free)))]
-        return (
+        return Injected(
             replace(claim, place=wrong),
             f"The caption says the {noun_phrase(claim)} is {wrong}, but it is {claim.place}.",
+            wrong,
+            claim.place,
         )
     raise ValueError(f"unknown category {category}")

@@ -3,7 +3,11 @@
 Each sample gets its own random stream ``default_rng([seed, index])``, so the same arguments give
 byte-identical files and sample ``i`` does not depend on how many samples come before it.
 Besides ``gavel.jsonl`` and ``images/``, ``scenes.jsonl`` records every object of every scene
-(for checking the gold independently; the built-in model never reads it).
+(for checking the gold independently; the built-in model never reads it) and the injected error
+as ``"error": {"category", "claim", "truth"}`` (null for a clean caption): the wrong word(s) the
+caption now says and the true one(s), exactly as the explanation writes them ("red" / "blue",
+"two" / "four", "in the top left" / "at the bottom"). The rule-based judge reference
+(gavel.judge.reference) needs them to tell whether an explanation names the error.
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ def _caption(rng, scene: Scene, category: str, group) -> Caption | None:
             f"The caption says there {'is' if wrong == 1 else 'are'} {NUMBER_WORDS[wrong]} "
             f"{color} {kind if wrong == 1 else noun}, but there are {NUMBER_WORDS[k]}.",
             [o.box for o in members],
+            claim=NUMBER_WORDS[wrong],
+            truth=NUMBER_WORDS[k],
         )
     if not claims:
         return None
@@ -80,8 +86,15 @@ def _caption(rng, scene: Scene, category: str, group) -> Caption | None:
     injected = inject(category, picks[index], claims[index], scene, rng)
     if injected is None:
         return None
-    claims[index], explanation = injected
-    return Caption(sentence(claims, count), category, explanation, [picks[index].box])
+    claims[index] = injected.claim
+    return Caption(
+        sentence(claims, count),
+        category,
+        injected.explanation,
+        [picks[index].box],
+        claim=injected.said,
+        truth=injected.truth,
+    )
 
 
 def category_plan(n: int, clean_share: float, weights: dict[str, float] | None) -> list[str]:
@@ -147,6 +160,7 @@ def generate_gavel(
             scene_record["objects"] = [
                 {**asdict(o), "box": list(o.box)} for o in sample.scene.objects
             ]
+            scene_record["error"] = caption.error_record()
             scenes.write(json.dumps(scene_record) + "\n")
             if progress:
                 progress()

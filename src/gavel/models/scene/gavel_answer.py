@@ -12,6 +12,7 @@ import numpy as np
 
 from gavel.models.scene.grammar import CountClaim, ObjectClaim, parse_caption
 from gavel.models.scene.perceive import SeenObject, perceive
+from gavel.synth.captions import plural
 from gavel.synth.vocabulary import NUMBER_WORDS
 
 Finding = tuple[str, list[SeenObject]]
@@ -22,9 +23,11 @@ def check_count(claim: CountClaim, seen: list[SeenObject]) -> Finding | None:
     if len(matches) == claim.count:
         return None
     said = NUMBER_WORDS.get(claim.count, str(claim.count))
-    real = NUMBER_WORDS.get(len(matches), str(len(matches)))
+    real = NUMBER_WORDS.get(len(matches), "none" if not matches else str(len(matches)))
+    noun = claim.kind if claim.count == 1 else plural(claim.kind)
+    verb = "is" if claim.count == 1 else "are"
     return (
-        f"The caption says there are {said} {claim.color} {claim.kind}s, but I see {real}.",
+        f"The caption says there {verb} {said} {claim.color} {noun}, but I see {real}.",
         matches,
     )
 
