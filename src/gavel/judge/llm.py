@@ -6,10 +6,11 @@ SQLite answer cache and crash-safe append-only output, with nothing re-implement
 
 Two things are the judge's own:
 
-- **Reply validation.** :class:`ValidatingJudgeModel` wraps the chat model: a reply without a
-  valid ``{"score": 1-5}`` is asked again, up to ``invalid_retries`` more times; then the
-  request fails with :class:`JudgeReplyError`, which the runner does not retry and writes as
-  an error line, and the sample becomes ``judge_error``. Only valid replies reach the cache.
+- **Reply validation.** :func:`validating_judge` wraps the chat model
+  (:class:`gavel.runner.validating.ValidatingModel`): a reply without a valid
+  ``{"score": 1-5}`` is asked again, up to ``invalid_retries`` more times; then the request
+  fails, the runner writes an error line, and the sample becomes ``judge_error``. Only valid
+  replies reach the cache.
 - **Content-addressed resume.** A request's id is the sample id plus a digest of the judge's
   identity and the exact messages, so the replies file resumes exactly: rerunning after a crash
   sends only what is not there, and a changed prediction, ground truth, prompt or judge setting
@@ -30,7 +31,6 @@ from typing import Any
 
 import msgspec
 
-from gavel.errors import GavelError
 from gavel.io.files import atomic_write_lines
 from gavel.judge.items import JUDGE_ERROR, OK, Judged, JudgeItem, not_answered
 from gavel.judge.protocol import (
@@ -41,11 +41,12 @@ from gavel.judge.protocol import (
     judge_messages,
     read_reply,
 )
-from gavel.models.base import Answer, Model, Request
+from gavel.models.base import Model, Request
 from gavel.records import Prediction
 from gavel.runner.async_runner import AsyncRunSummary, Prices, run_async
 from gavel.runner.cache import model_identity
 from gavel.runner.retry import RetryPolicy
+from gavel.runner.validating import ValidatingModel
 
 #: Re-asks after a reply without a valid score, before the sample is a judge_error.
 DEFAULT_INVALID_RETRIES = 2
@@ -58,58 +59,15 @@ def prompt_sha256() -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class JudgeReplyError(GavelError):
-    """The judge answered, but never with a valid score (not retried by the runner)."""
-
-
-class ValidatingJudgeModel:
-    """A chat model whose answers must hold a valid judge score; invalid ones are asked again."""
-
-    def __init__(self, model: Model, invalid_retries: int = DEFAULT_INVALID_RETRIES):
-        if invalid_retries < 0:
-            raise ValueError("invalid_retries must be 0 or more")
-        self.inner = model
-        self.invalid_retries = invalid_retries
-        self.name = model.name
-        self.capabilities = model.capabilities
-        self.redact = getattr(model, "redact", None)
-
-    @property
-    def endpoint(self) -> str | None:
-        return getattr(self.inner, "endpoint", None)
-
-    def settings(self) -> dict[str, Any]:
-        return {
-            **self.inner.settings(),
-            "judge_prompt": PROMPT_VERSION,
-            "judge_prompt_sha256": prompt_sha256(),
-        }
-
-    async def answer_async(self, request: Request) -> Answer:
-        asking = getattr(self.inner, "answer_async", None)
-        usage: dict[str, int] = {}
-        text = ""
-        for _ in range(self.invalid_retries + 1):
-            if asking is not None:
-                answer = await asking(request)
-            else:
-                answer = await asyncio.to_thread(self.inner.answer, request)
-            for key, value in answer.usage.items():  # the ledger pays for invalid replies too
-                usage[key] = usage.get(key, 0) + value
-            text = answer.text
-            if read_reply(text) is not None:
-                return Answer(text, usage=usage)
-        raise JudgeReplyError(
-            f"no valid score in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}"
-        )
-
-    def answer(self, request: Request) -> Answer:
-        return asyncio.run(self.answer_async(request))
-
-    async def aclose(self) -> None:
-        closer = getattr(self.inner, "aclose", None)
-        if closer is not None:
-            await closer()
+def validating_judge(model: Model, invalid_retries: int) -> ValidatingModel:
+    """The judge model: replies without a valid score are asked again, then fail."""
+    return ValidatingModel(
+        model,
+        lambda text: read_reply(text) is not None,
+        invalid_retries=invalid_retries,
+        extra_settings={"judge_prompt": PROMPT_VERSION, "judge_prompt_sha256": prompt_sha256()},
+        expected="valid score",
+    )
 
 
 def _request(item: JudgeItem, identity: str) -> Request:
@@ -139,7 +97,7 @@ class LLMJudge:
         progress: bool = True,
         prices: Prices | None = None,
     ):
-        self.model = ValidatingJudgeModel(model, invalid_retries)
+        self.model = validating_judge(model, invalid_retries)
         self.concurrency = concurrency
         self.retries = retries
         self.cache = cache

@@ -1,0 +1,82 @@
+"""A model wrapper that re-asks when an answer does not hold what the caller needs.
+
+Judges and raters must reply with a valid score. The runner's retries are for transport
+failures; a reply that arrives fine but holds no valid score is a different failure, with its
+own bound. :class:`ValidatingModel` asks again up to ``invalid_retries`` times, then raises
+:class:`InvalidAnswerError`, which the runner does not retry and writes as an error line (so the
+sample is counted as failed and a rerun asks it again). Only accepted answers are returned, so
+only they reach the answer cache. Tokens of rejected replies are added to the accepted answer's
+usage: the ledger pays for them too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from gavel.errors import GavelError
+from gavel.models.base import Answer, Model, Request
+
+
+class InvalidAnswerError(GavelError):
+    """The model answered, but never acceptably (not retried by the runner)."""
+
+
+class ValidatingModel:
+    """``model`` whose answers must satisfy ``accept(text)``; ``settings`` adds ``extra``."""
+
+    def __init__(
+        self,
+        model: Model,
+        accept: Callable[[str], bool],
+        *,
+        invalid_retries: int = 2,
+        extra_settings: dict[str, Any] | None = None,
+        expected: str = "a valid answer",
+    ):
+        if invalid_retries < 0:
+            raise ValueError("invalid_retries must be 0 or more")
+        self.inner = model
+        self.accept = accept
+        self.invalid_retries = invalid_retries
+        self.extra_settings = dict(extra_settings or {})
+        self.expected = expected
+        self.name = model.name
+        self.capabilities = model.capabilities
+        self.redact = getattr(model, "redact", None)
+
+    @property
+    def endpoint(self) -> str | None:
+        return getattr(self.inner, "endpoint", None)
+
+    def settings(self) -> dict[str, Any]:
+        return {**self.inner.settings(), **self.extra_settings}
+
+    async def answer_async(self, request: Request) -> Answer:
+        asking = getattr(self.inner, "answer_async", None)
+        usage: dict[str, int] = {}
+        text = ""
+        for _ in range(self.invalid_retries + 1):
+            if asking is not None:
+                answer = await asking(request)
+            else:
+                answer = await asyncio.to_thread(self.inner.answer, request)
+            for key, value in answer.usage.items():
+                usage[key] = usage.get(key, 0) + value
+            text = answer.text
+            if self.accept(text):
+                return Answer(
+                    text, sent_size=answer.sent_size, input_size=answer.input_size, usage=usage
+                )
+        raise InvalidAnswerError(
+            f"no {self.expected} in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}"
+        )
+
+    def answer(self, request: Request) -> Answer:
+        return asyncio.run(self.answer_async(request))
+
+    async def aclose(self) -> None:
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()

@@ -1,0 +1,54 @@
+"""Re-asking a model whose reply does not hold what the caller needs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gavel.models.base import Answer, Capabilities, Request
+from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+
+
+class Scripted:
+    """Replies from a list, one per call, each costing 10 prompt tokens."""
+
+    name = "scripted"
+    capabilities = Capabilities(images=False)
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.calls = 0
+
+    def settings(self):
+        return {"adapter": "scripted"}
+
+    def answer(self, request):
+        self.calls += 1
+        return Answer(self.replies.pop(0), usage={"prompt_tokens": 10})
+
+
+REQUEST = Request(sample_id="s", task="t", prompt="p")
+
+
+def test_an_invalid_reply_is_asked_again_and_its_tokens_are_counted():
+    inner = Scripted(["nonsense", "42"])
+    model = ValidatingModel(inner, str.isdigit, invalid_retries=2, extra_settings={"v": 1})
+    answer = asyncio.run(model.answer_async(REQUEST))
+    assert answer.text == "42" and inner.calls == 2
+    assert answer.usage == {"prompt_tokens": 20}
+    assert model.settings() == {"adapter": "scripted", "v": 1}
+
+
+def test_after_the_retries_the_request_fails_with_the_last_reply():
+    inner = Scripted(["a", "b", "c", "d"])
+    model = ValidatingModel(inner, str.isdigit, invalid_retries=2, expected="number")
+    with pytest.raises(InvalidAnswerError, match=r"no number in 3 replies; last reply: 'c'"):
+        asyncio.run(model.answer_async(REQUEST))
+    assert inner.calls == 3
+
+
+def test_the_runner_does_not_retry_it():
+    from gavel.runner.retry import is_retryable
+
+    assert not is_retryable(InvalidAnswerError("x"))
