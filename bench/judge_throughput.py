@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,8 +24,8 @@ from gavel.judge.llm import LLMJudge
 from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.runner.async_runner import run_async
+from loopback import loopback_server
 
-SERVER = Path(__file__).resolve().parents[1] / "tests" / "runner" / "openai_server.py"
 REPLY = '{"score": 4, "reason": "mostly consistent"}'
 
 
@@ -52,51 +50,37 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     args = parser.parse_args()
 
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(args.latency), "--reply", REPLY],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
     ideal = args.concurrency / args.latency
-    try:
-        port = int(server.stdout.readline().split()[1])  # type: ignore[union-attr]
-        os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
+    os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
+    with loopback_server(args.latency, REPLY) as url, tempfile.TemporaryDirectory() as folder:
 
         def model() -> OpenAIChatModel:
-            return OpenAIChatModel(
-                "bench-judge", base_urls=[f"http://127.0.0.1:{port}/v1"],
-                api_key_env="GAVEL_BENCH_KEY",
-            )  # fmt: skip
+            return OpenAIChatModel("bench-judge", base_urls=[url], api_key_env="GAVEL_BENCH_KEY")
 
-        with tempfile.TemporaryDirectory() as folder:
-            judge = LLMJudge(
-                model(),
-                concurrency=args.concurrency,
-                progress=False,
-                replies=Path(folder) / "replies.jsonl",
-            )
-            wall = time.perf_counter()
-            cpu = time.process_time()
-            judged = judge.judge(items(args.requests))
-            judge_wall = time.perf_counter() - wall
-            judge_cpu = time.process_time() - cpu
+        judge = LLMJudge(
+            model(),
+            concurrency=args.concurrency,
+            progress=False,
+            replies=Path(folder) / "replies.jsonl",
+        )
+        wall = time.perf_counter()
+        cpu = time.process_time()
+        judged = judge.judge(items(args.requests))
+        judge_wall = time.perf_counter() - wall
+        judge_cpu = time.process_time() - cpu
 
-            requests = (
-                Request(sample_id=f"r{i}", task="bench", prompt=f"question {i}")
-                for i in range(args.requests)
+        requests = (
+            Request(sample_id=f"r{i}", task="bench", prompt=f"question {i}")
+            for i in range(args.requests)
+        )
+        wall = time.perf_counter()
+        asyncio.run(
+            run_async(
+                model(), requests, Path(folder) / "plain.jsonl",
+                concurrency=args.concurrency, progress=False,
             )
-            wall = time.perf_counter()
-            asyncio.run(
-                run_async(
-                    model(), requests, Path(folder) / "plain.jsonl",
-                    concurrency=args.concurrency, progress=False,
-                )
-            )  # fmt: skip
-            runner_wall = time.perf_counter() - wall
-    finally:
-        server.stdin.close()  # type: ignore[union-attr]
-        server.wait(timeout=10)
+        )  # fmt: skip
+        runner_wall = time.perf_counter() - wall
 
     ok = sum(j.status == "ok" for j in judged)
     judge_rate = args.requests / judge_wall

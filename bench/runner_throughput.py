@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,8 +21,7 @@ import openai  # noqa: F401  (imported before timing: its import is not the runn
 from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.runner.async_runner import run_async
-
-SERVER = Path(__file__).resolve().parents[1] / "tests" / "runner" / "openai_server.py"
+from loopback import loopback_server
 
 
 def main() -> None:
@@ -34,39 +31,26 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=5000)
     args = parser.parse_args()
 
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(args.latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        port = int(server.stdout.readline().split()[1])  # type: ignore[union-attr]
-        os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
-        model = OpenAIChatModel(
-            "bench-model", base_urls=[f"http://127.0.0.1:{port}/v1"], api_key_env="GAVEL_BENCH_KEY"
-        )
+    os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
+    with loopback_server(args.latency) as url, tempfile.TemporaryDirectory() as folder:
+        model = OpenAIChatModel("bench-model", base_urls=[url], api_key_env="GAVEL_BENCH_KEY")
         requests = (
             Request(sample_id=f"r{i}", task="bench", prompt=f"question number {i}")
             for i in range(args.requests)
         )
-        with tempfile.TemporaryDirectory() as folder:
-            cpu = time.process_time()
-            wall = time.perf_counter()
-            summary = asyncio.run(
-                run_async(
-                    model,
-                    requests,
-                    Path(folder) / "pred.jsonl",
-                    concurrency=args.concurrency,
-                    progress=False,
-                )
+        cpu = time.process_time()
+        wall = time.perf_counter()
+        summary = asyncio.run(
+            run_async(
+                model,
+                requests,
+                Path(folder) / "pred.jsonl",
+                concurrency=args.concurrency,
+                progress=False,
             )
-            wall = time.perf_counter() - wall
-            cpu = time.process_time() - cpu
-    finally:
-        server.stdin.close()  # type: ignore[union-attr]
-        server.wait(timeout=10)
+        )
+        wall = time.perf_counter() - wall
+        cpu = time.process_time() - cpu
 
     ideal = args.concurrency / args.latency
     rate = summary.answered / wall
