@@ -41,7 +41,7 @@ def make_judge(server, tmp_path, **options):
     return LLMJudge(model, **options)
 
 
-def test_the_exact_protocol_messages_reach_the_server(server, tmp_path, api_key):
+def test_the_exact_protocol_messages_reach_the_server(server, tmp_path, api_key, paper):
     server.reply = scored_by_marker
     items = [
         item("a", "Color", "Hallucination: yes. The suit is orange, not blue.", "Suit is orange."),
@@ -57,8 +57,13 @@ def test_the_exact_protocol_messages_reach_the_server(server, tmp_path, api_key)
         assert body["messages"][0]["content"] == SYSTEM_PROMPT
         assert body["temperature"] == 0.0
     texts = sorted(bodies, key=lambda text: "NO HALLUCINATION" in text)
-    assert "Ground truth: Suit is orange." in texts[0]
-    assert "NO HALLUCINATION" in texts[1] and "Ground truth" not in texts[1]
+    # What the server received, against the paper's printed text (appendix A.3).
+    expected = paper.hallucination.replace("{prediction}", items[0].prediction)
+    expected = expected.replace("{ground_truth}", "Suit is orange.")
+    assert paper.flat(texts[0]) == paper.flat(expected)
+    expected = paper.no_hallucination.replace("{prediction}", items[1].prediction)
+    assert paper.flat(texts[1]) == paper.flat(expected)
+    assert all(b["messages"][0]["content"] == paper.system for b in bodies.values())
 
 
 def test_scores_aggregate_per_category(server, tmp_path, api_key):
