@@ -105,3 +105,18 @@ def test_judge_flags_are_checked_before_any_work(gavel, tmp_path):
     assert done.returncode == 2 and "use 'offline' or 'openai:MODEL'" in done.stderr
     done = gavel(*common, "--judge", "openai:x", "--judge-extra-body", "{oops")
     assert done.returncode == 2 and "--judge-extra-body is not JSON" in done.stderr
+
+
+def test_run_takes_the_judge_flags_too(gavel, tmp_path):
+    pytest.importorskip("onnxruntime", reason="the offline judge needs the judge extra")
+    assert gavel("synth", "--n", "6", "--out", tmp_path / "set").returncode == 0
+    done = gavel(
+        "run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene",
+        "--out", tmp_path / "run", "--bootstrap", "0", "--judge", "offline", "--no-progress",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["metrics"]["explanation"]["judge"]["proxy"] is True
+    assert results["metrics"]["explanation"]["counts"]["total"] == 6
+    assert "Avg (proxy)" in done.stdout
+    assert not (tmp_path / "run" / "judge-ledger.jsonl").exists()  # nothing paid, no ledger
