@@ -1,4 +1,4 @@
-"""``gavel data validate|stats``: check and describe GAVEL data files."""
+"""``gavel data validate|stats|split``: check, describe and split GAVEL data files."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from pathlib import Path
 import click
 
 from gavel.benchmarks.gavel_data import validate_file
+from gavel.benchmarks.gavel_split import parse_size, split_file
 from gavel.benchmarks.gavel_stats import data_stats
 
 
 @click.group()
 def data() -> None:
-    """Check and describe data files."""
+    """Check, describe and split data files."""
 
 
 @data.command()
@@ -90,3 +91,61 @@ def stats(file: Path, image_root: Path | None, style: str) -> None:
     for label, count in summary["box_size_hist"].items():
         bar = "#" * round(40 * count / total)
         click.echo(f"  {label:<10} {count:>7}  {bar}")
+
+
+@data.command()
+@click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option(
+    "--val",
+    "val_size",
+    default="0.1",
+    show_default=True,
+    help="Validation images: a fraction (0.1) or a count (200).",
+)
+@click.option(
+    "--test",
+    "test_size",
+    default=None,
+    help="Also hold out test images: a fraction or a count [default: no test file].",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Which images go where.")
+@click.option(
+    "--out-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where STEM.train.jsonl, STEM.val.jsonl (and STEM.test.jsonl) go [default: next to "
+    "FILE, where its image paths stay valid].",
+)
+@click.option(
+    "--image-root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder the image paths are relative to [default: the file's folder].",
+)
+def split(
+    file: Path,
+    val_size: str,
+    test_size: str | None,
+    seed: int,
+    out_dir: Path | None,
+    image_root: Path | None,
+) -> None:
+    """Split a GAVEL file into train and validation (and test) files by image.
+
+    All captions of an image go to the same split, so no image is in two splits. Sizes count
+    images. Lines keep their order and fields, with `split` set; the same file and seed always
+    give the same split.
+    """
+    sizes = {"val": parse_size(val_size)}
+    if test_size is not None:
+        sizes["test"] = parse_size(test_size)
+    parts = split_file(file, sizes, seed=seed, out_dir=out_dir, image_root=image_root)
+    for part in parts:
+        click.echo(f"{part.path}: {part.samples} samples over {part.images} images ({part.name})")
+    root = image_root or file.parent
+    if (out_dir or file.parent).resolve() != Path(root).resolve():
+        click.echo(
+            f"note: image paths are relative to {root}; pass --image-root {root} when using "
+            "these files",
+            err=True,
+        )

@@ -7,7 +7,9 @@ import sys
 import click
 
 from gavel import __version__
+from gavel.cli.annotate import annotate
 from gavel.cli.compare import compare
+from gavel.cli.curate import curate
 from gavel.cli.data import data
 from gavel.cli.demo import demo
 from gavel.cli.generate import generate
@@ -17,6 +19,7 @@ from gavel.cli.report import report
 from gavel.cli.run import run
 from gavel.cli.score import score
 from gavel.cli.synth import synth
+from gavel.cli.train import train
 from gavel.errors import GavelError
 
 
@@ -35,6 +38,9 @@ def cli() -> None:
       gavel compare a/results.json b/results.json  is A better than B on the same samples?
       gavel judge-agreement a/results.json b/results.json   do two explanation judges agree?
       gavel data validate test.jsonl               check a data file
+      gavel curate captions --images photos/ --model openai:M --out pairs.jsonl   candidates
+      gavel annotate serve --db project.sqlite     the three-stage annotation tool
+      gavel train sft --data train.jsonl --base-model DIR --out runs/sft   the paper's baseline
     """
 
 
@@ -47,6 +53,9 @@ cli.add_command(compare)
 cli.add_command(judge_agreement)
 cli.add_command(judge_calibrate)
 cli.add_command(data)
+cli.add_command(curate)
+cli.add_command(annotate)
+cli.add_command(train)
 cli.add_command(demo)
 
 

@@ -168,7 +168,11 @@ class HFModel:
         )
         self.generation_config = self._generation_config()
         self.commit = getattr(self.model.config, "_commit_hash", None)
-        self.versions = {"torch": torch.__version__, "transformers": transformers.__version__}
+        # str(): torch.__version__ is a str subclass the manifest's JSON encoder rejects.
+        self.versions = {
+            "torch": str(torch.__version__),
+            "transformers": str(transformers.__version__),
+        }
 
     def __repr__(self) -> str:
         return f"HFModel({self.name!r}, device={self.device!r}, dtype={self.dtype!r})"

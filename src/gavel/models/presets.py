@@ -62,3 +62,8 @@ _register(Preset(
     "<loc_N> tokens in 1000 bins; Florence-2 grounds phrases but rarely states a verdict",
 ))  # fmt: skip
 _register(Preset("generic", "pixel", None, "gavel_v1", "pixels of the image as sent"))
+_register(Preset(
+    "gavel-sft", "coord-tokens", None, "gavel_v1",
+    "a model trained with `gavel train sft`: <p-512>..<p512> coordinate tokens, asked with "
+    "the prompt it was trained on",
+))  # fmt: skip

@@ -1,0 +1,255 @@
+"""``gavel annotate init|user|serve|export|stats|check``: the three-stage annotation project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from gavel.errors import ConfigError
+
+
+@click.group()
+def annotate() -> None:
+    """Annotate candidate pairs in three stages: annotator, reviewer, spot checker.
+
+    \b
+    gavel annotate init --db project.sqlite --import scored.jsonl --images photos/
+    gavel annotate user add --db project.sqlite --name ana --role annotator
+    gavel annotate serve --db project.sqlite            http://127.0.0.1:8765
+    gavel annotate export --db project.sqlite --out gavel.jsonl --split-by-image
+
+    docs/annotate.md describes roles, workflow, security and the data model.
+    """
+
+
+_DB = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The project's SQLite file.",
+)
+
+
+@annotate.command()
+@_DB
+@click.option(
+    "--import",
+    "pairs",
+    type=click.Path(path_type=Path),
+    multiple=True,
+    help="Pairs JSONL to add (from `gavel curate`); repeatable. Ids already present are skipped.",
+)
+@click.option(
+    "--images",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder the pairs' image paths are relative to [default: the pairs file's folder].",
+)
+@click.option(
+    "--double",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Share of items annotated by two annotators independently (for agreement).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Chooses the --double items.")
+def init(
+    db_path: Path, pairs: tuple[Path, ...], images: Path | None, double: float, seed: int
+) -> None:
+    """Create the project (or open it) and import candidate pairs as items to annotate."""
+    from gavel.annotate import db
+    from gavel.annotate.store import import_pairs, set_images_root
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = db.connect(db_path, create=True)
+    try:
+        if images is not None:
+            set_images_root(conn, db_path, images, images)
+        for pairs_file in pairs:
+            summary = import_pairs(conn, db_path, pairs_file, images, double=double, seed=seed)
+            skipped = f", {summary.existing} already there" if summary.existing else ""
+            twice = f" ({summary.double} to be annotated twice)" if summary.double else ""
+            click.echo(f"{pairs_file}: {summary.added} items added{twice}{skipped}", err=True)
+        total = conn.execute("SELECT count(*) FROM items").fetchone()[0]
+    finally:
+        conn.close()
+    click.echo(f"{db_path}: {total} items", err=True)
+
+
+@annotate.group()
+def user() -> None:
+    """Add, list, disable and enable people."""
+
+
+@user.command("add")
+@_DB
+@click.option("--name", required=True)
+@click.option("--role", type=click.Choice(["annotator", "reviewer", "checker"]), required=True)
+def user_add(db_path: Path, name: str, role: str) -> None:
+    """Add a person; prints their access token (shown once; only its hash is stored)."""
+    from gavel.annotate import db
+    from gavel.annotate.users import add_user
+
+    with db.opened(db_path) as conn:
+        token = add_user(conn, name, role)
+    click.echo(token)
+    click.echo(
+        f"added {role} {name!r}; give them the token above (it is not shown again)", err=True
+    )
+
+
+@user.command("list")
+@_DB
+def user_list(db_path: Path) -> None:
+    """The people of the project and their roles."""
+    from gavel.annotate import db
+    from gavel.annotate.users import list_users
+
+    with db.opened(db_path) as conn:
+        for row in list_users(conn):
+            state = "" if row["active"] else "  (disabled)"
+            click.echo(f"{row['name']}\t{row['role']}{state}")
+
+
+@user.command("disable")
+@_DB
+@click.option("--name", required=True)
+def user_disable(db_path: Path, name: str) -> None:
+    """Revoke a person's token and end their sessions (their saved work stays)."""
+    from gavel.annotate import db
+    from gavel.annotate.users import set_active
+
+    with db.opened(db_path) as conn:
+        set_active(conn, name, False)
+    click.echo(f"disabled {name!r}", err=True)
+
+
+@user.command("enable")
+@_DB
+@click.option("--name", required=True)
+def user_enable(db_path: Path, name: str) -> None:
+    """Let a disabled person log in again with their token."""
+    from gavel.annotate import db
+    from gavel.annotate.users import set_active
+
+    with db.opened(db_path) as conn:
+        set_active(conn, name, True)
+    click.echo(f"enabled {name!r}", err=True)
+
+
+@annotate.command()
+@_DB
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; anything but loopback exposes the server to the network.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="0 picks a free port (printed).",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="Extra Host header value to accept (e.g. a proxy's name); repeatable.",
+)
+@click.option("--access-log", is_flag=True, help="Log every request.")
+def serve(
+    db_path: Path, host: str, port: int, allowed_hosts: tuple[str, ...], access_log: bool
+) -> None:
+    """Serve the annotation web app (Ctrl+C stops it; every save is already on disk)."""
+    try:
+        from gavel.annotate.server import serve as run_server
+    except ImportError as error:
+        raise ConfigError(
+            f"the annotation server needs the 'annotate' extra: pip install 'gavel-eval[annotate]' ({error})"
+        ) from None
+    try:
+        run_server(
+            db_path, host=host, port=port, allowed_hosts=list(allowed_hosts), access_log=access_log
+        )
+    except OSError as error:
+        raise ConfigError(f"cannot listen on {host}:{port} ({error})") from None
+
+
+@annotate.command()
+@_DB
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="GAVEL JSONL to write.")
+@click.option(
+    "--split-by-image",
+    is_flag=True,
+    help="Add train/test splits by image (also writes OUT.train.jsonl and OUT.test.jsonl).",
+)
+@click.option(
+    "--test-fraction",
+    type=click.FloatRange(0, 1),
+    default=0.2,
+    show_default=True,
+    help="Share of images in the test split.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Chooses the test images.")
+def export(db_path: Path, out: Path, split_by_image: bool, test_fraction: float, seed: int) -> None:
+    """Write the reviewed items as GAVEL JSONL (checked with `gavel data validate`'s loader)."""
+    from gavel.annotate import db
+    from gavel.annotate.export import export as write_export
+
+    with db.opened(db_path) as conn:
+        summary = write_export(
+            conn,
+            db_path,
+            out,
+            split_by_image=split_by_image,
+            test_fraction=test_fraction,
+            seed=seed,
+        )
+    splits = ", ".join(f"{n} {name}" for name, n in sorted(summary.splits.items()))
+    click.echo(
+        f"{out}: {summary.samples} samples ({summary.hallucinated} with an error)"
+        + (f"; {splits}" if splits else "")
+        + (f"; {summary.unusable} unusable left out" if summary.unusable else "")
+        + (f"; {summary.pending} items not reviewed yet" if summary.pending else ""),
+        err=True,
+    )
+    root = summary.images_root
+    if not summary.image_prefix and summary.samples and root != out.resolve().parent:
+        click.echo(
+            f"note: image paths are relative to {root}; pass --image-root {root} to gavel commands",
+            err=True,
+        )
+
+
+@annotate.command()
+@_DB
+def stats(db_path: Path) -> None:
+    """The dashboard's numbers as JSON: items per stage, throughput, agreement."""
+    from gavel.annotate import db
+    from gavel.annotate.stats import dashboard
+
+    with db.opened(db_path) as conn:
+        click.echo(json.dumps(dashboard(conn), indent=2))
+
+
+@annotate.command()
+@_DB
+def check(db_path: Path) -> None:
+    """Check the database: SQLite integrity, and every item's head, stage and version chain."""
+    import sys
+
+    from gavel.annotate import db
+    from gavel.annotate.store import check_consistency
+
+    with db.opened(db_path) as conn:
+        problems = check_consistency(conn)
+    for problem in problems:
+        click.echo(f"problem: {problem}", err=True)
+    if problems:
+        sys.exit(1)
+    click.echo(f"{db_path}: consistent")

@@ -1,0 +1,269 @@
+"""``gavel curate captions|import|score``: candidate image–sentence pairs and their filtering."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gavel.cli.generate import default_cache
+from gavel.models.registry import describe_specs, load_model
+from gavel.prompts import Template
+
+
+@click.group()
+def curate() -> None:
+    """Make candidate pairs for annotation (docs/curate.md).
+
+    \b
+    gavel curate captions --images photos/ --model openai:MODEL --out pairs.jsonl
+    gavel curate import --images generated/ --prompts prompts.jsonl --out pairs.jsonl
+    gavel curate score --pairs pairs.jsonl --images photos/ --model openai:gpt-5-mini \\
+        --out scored.jsonl --below 4
+    """
+
+
+def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every model-driving curate command shares (as in `gavel generate`)."""
+    options = [
+        click.option("--model", "spec", required=True, help=f"Model: {describe_specs()}."),
+        click.option(
+            "--base-url",
+            "base_urls",
+            multiple=True,
+            help="OpenAI-compatible endpoint; repeat to spread requests.",
+        ),
+        click.option(
+            "--api-key-env",
+            default=None,
+            help="Environment variable holding the API key [default: OPENAI_API_KEY].",
+        ),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=None),
+        click.option("--temperature", type=click.FloatRange(min=0), default=None),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Requests in flight [default: 16 for remote models, 1 for local ones].",
+        ),
+        click.option(
+            "--cache",
+            "cache_path",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="SQLite answer cache for remote models [default: ~/.cache/gavel/answers.sqlite].",
+        ),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the answer cache."),
+        click.option(
+            "--replies",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="The raw answers (resumable) [default: beside --out, OUT.replies.jsonl].",
+        ),
+        click.option(
+            "--prompt-file",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            default=None,
+            help="Your own prompt template instead of the shipped one.",
+        ),
+        click.option("--no-progress", is_flag=True, help="Do not show the progress bar."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _load(
+    spec: str,
+    base_urls: tuple[str, ...],
+    api_key_env: str | None,
+    max_tokens: int | None,
+    temperature: float | None,
+) -> Any:
+    return load_model(
+        spec,
+        base_urls=base_urls,
+        api_key_env=api_key_env,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
+
+
+def _run_options(
+    spec: str, concurrency: int | None, cache_path: Path | None, no_cache: bool, no_progress: bool
+) -> dict[str, Any]:
+    remote = spec.startswith("openai:")
+    cache = None if no_cache or not remote else (cache_path or default_cache())
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+    return {
+        "concurrency": concurrency or (16 if remote else 1),
+        "cache": cache,
+        "progress": not no_progress,
+    }
+
+
+def _template(prompt_file: Path | None) -> Template | None:
+    """A user's template file (its SHA-256 is recorded like a shipped one's), or None."""
+    if prompt_file is None:
+        return None
+    return Template(prompt_file.name, prompt_file.read_text(encoding="utf-8"))
+
+
+@curate.command()
+@click.option(
+    "--images",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="Folder of images (searched recursively).",
+)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Pairs JSONL to write.")
+@click.option(
+    "--min-words",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Shorter sentences are dropped.",
+)
+@_model_options
+def captions(
+    images: Path,
+    out: Path,
+    min_words: int,
+    spec: str,
+    base_urls: tuple[str, ...],
+    api_key_env: str | None,
+    max_tokens: int | None,
+    temperature: float | None,
+    concurrency: int | None,
+    cache_path: Path | None,
+    no_cache: bool,
+    replies: Path | None,
+    prompt_file: Path | None,
+    no_progress: bool,
+) -> None:
+    """Image-to-text: a model describes each image; each sentence becomes a candidate pair.
+
+    Answers are kept in OUT.replies.jsonl as they arrive, so rerunning the command after a crash
+    asks only for the images not described yet; the pairs file is rebuilt from all answers.
+    """
+    from gavel.curate.captions import caption_images
+
+    model = _load(spec, base_urls, api_key_env, max_tokens, temperature)
+    result = caption_images(
+        images,
+        model,
+        out,
+        template=_template(prompt_file),
+        replies=replies,
+        min_words=min_words,
+        **_run_options(spec, concurrency, cache_path, no_cache, no_progress),
+    )
+    failed = f"; {result.failed} image(s) failed (rerun to ask again)" if result.failed else ""
+    click.echo(f"{out}: {result.pairs} pairs from {result.images} images{failed}", err=True)
+
+
+@curate.command("import")
+@click.option(
+    "--images",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="Folder the generated images are in.",
+)
+@click.option(
+    "--prompts",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="JSONL ({image, prompt, source?}) or CSV/TSV with image and prompt columns.",
+)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Pairs JSONL to write.")
+@click.option("--source", default=None, help="The generator's name, where a row gives none.")
+@click.option(
+    "--whole", is_flag=True, help="Keep each prompt as one pair instead of one per sentence."
+)
+@click.option("--min-words", type=click.IntRange(min=1), default=3, show_default=True)
+def import_(
+    images: Path, prompts: Path, out: Path, source: str | None, whole: bool, min_words: int
+) -> None:
+    """Text-to-image: generated images with the prompts that produced them, as candidate pairs."""
+    from gavel.curate.importer import import_prompts
+
+    result = import_prompts(images, prompts, out, source=source, whole=whole, min_words=min_words)
+    click.echo(f"{out}: {result.pairs} pairs from {result.prompts} prompts", err=True)
+
+
+@curate.command()
+@click.option(
+    "--pairs",
+    "pairs_file",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Pairs JSONL (from captions or import).",
+)
+@click.option(
+    "--images",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Folder the pairs' image paths are relative to [default: the pairs file's folder].",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Scored pairs JSONL to write."
+)
+@click.option(
+    "--below",
+    type=float,
+    default=None,
+    help="Keep only pairs rated below this (1-5); e.g. 4 keeps ratings 1-3.",
+)
+@click.option(
+    "--invalid-retries",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Re-asks after a reply without a valid rating.",
+)
+@_model_options
+def score(
+    pairs_file: Path,
+    images: Path | None,
+    out: Path,
+    below: float | None,
+    invalid_retries: int,
+    spec: str,
+    base_urls: tuple[str, ...],
+    api_key_env: str | None,
+    max_tokens: int | None,
+    temperature: float | None,
+    concurrency: int | None,
+    cache_path: Path | None,
+    no_cache: bool,
+    replies: Path | None,
+    prompt_file: Path | None,
+    no_progress: bool,
+) -> None:
+    """Rate each pair's image–text alignment (1-5) with a VLM; keep the low ones for people.
+
+    The prompt is prompts/alignment_v1.txt (docs/curate.md). Each line gets `alignment`,
+    `alignment_reason` and `alignment_model`; a pair that could not be rated gets
+    `alignment_error` (and is left out by --below). Same concurrency, cache and resume as
+    `gavel generate`.
+    """
+    from gavel.curate.alignment import score_pairs
+
+    model = _load(spec, base_urls, api_key_env, max_tokens, temperature)
+    result = score_pairs(
+        pairs_file,
+        images or pairs_file.parent,
+        model,
+        out,
+        below=below,
+        template=_template(prompt_file),
+        replies=replies,
+        invalid_retries=invalid_retries,
+        **_run_options(spec, concurrency, cache_path, no_cache, no_progress),
+    )
+    kept = f", {result.kept} kept (rated below {below:g})" if below is not None else ""
+    failed = f", {result.failed} not rated (rerun to ask again)" if result.failed else ""
+    click.echo(f"{out}: {result.rated} of {result.pairs} pairs rated{kept}{failed}", err=True)

@@ -1,0 +1,186 @@
+"""The real server (a subprocess on loopback) over HTTP: access, roles, CSRF, validation,
+escaping and headers. Everything is stored in a real SQLite file."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+from gavel.annotate import db, store
+
+
+def login(server, token: str) -> tuple[str, str]:
+    """Log in through the form as a browser does; returns (session cookie, CSRF token)."""
+    status, headers, body = server.request("GET", "/login")
+    assert status == 200
+    nonce = re.search(r'name="csrf" value="([^"]+)"', body.decode()).group(1)
+    login_cookie = headers["set-cookie"].split(";")[0]
+    status, headers, _ = server.request(
+        "POST",
+        "/login",
+        raw=urlencode({"csrf": nonce, "token": token}).encode(),
+        headers={
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Cookie": login_cookie,
+            "Origin": server.url,
+        },
+    )
+    assert status == 303, status
+    cookie = next(
+        part.split(";")[0] for part in headers["set-cookie"].split("\n") if "gavel_session" in part
+    )
+    assert "HttpOnly" in headers["set-cookie"] and "SameSite=strict" in headers["set-cookie"]
+    status, _, page = server.request("GET", "/item/1", headers={"Cookie": cookie})
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.decode()).group(1)
+    return cookie, csrf
+
+
+def test_every_request_needs_a_valid_token(served):
+    project, server = served
+    for path in ("/api/next", "/api/items/1", "/api/stats"):
+        status, body = server.json("GET", path)
+        assert status == 401 and "log in" in body["error"]
+    for path in ("/next", "/item/1", "/image/1", "/dashboard"):
+        status, headers, _ = server.request("GET", path)
+        assert status == 303 and headers["location"] == "/login"
+    assert server.json("GET", "/api/next", token="gvl_not-a-token")[0] == 401
+    assert server.json("GET", "/api/next", token=project.tokens["ana"]) == (200, {"item": 1})
+
+
+def test_each_role_sees_only_its_own_stage(served, hallucinated):
+    project, server = served
+    ana, rev, chk = (project.tokens[n] for n in ("ana", "rev", "chk"))
+    assert server.json("GET", "/api/items/1", token=rev)[0] == 403
+    assert server.request("GET", "/image/1", token=rev)[0] == 403
+    assert server.json("GET", "/api/next", token=rev) == (200, {"item": None})
+    status, _, image = server.request("GET", "/image/1", token=ana)
+    assert status == 200 and image.startswith(b"\x89PNG")
+    status, saved = server.json(
+        "POST",
+        "/api/items/1",
+        token=ana,
+        body={"action": "annotate", "base_version": None, "annotation": hallucinated},
+    )
+    assert status == 200 and saved["stage"] == "review"
+    assert server.json("GET", "/api/items/1", token=ana)[0] == 403  # annotated: gone for ana
+    status, view = server.json("GET", "/api/items/1", token=rev)
+    assert status == 200 and view["annotation"]["category"] == "Color"
+    assert view["history"][0]["author"] == "ana"
+    status, error = server.json(
+        "POST", "/api/items/1", token=chk, body={"action": "pass", "base_version": saved["version"]}
+    )
+    assert status == 403 and "not waiting for a checker" in error["error"]
+    status, error = server.json(
+        "POST", "/api/items/1", token=rev, body={"action": "annotate", "base_version": 1}
+    )
+    assert status == 400 and error["field"] == "action"
+    assert server.json("GET", "/api/stats", token=ana)[0] == 403
+    status, numbers = server.json("GET", "/api/stats", token=rev)
+    assert status == 200 and numbers["stages"]["review"] == 1
+
+
+def test_cookie_sessions_need_the_csrf_token(served, hallucinated):
+    project, server = served
+    cookie, csrf = login(server, project.tokens["ana"])
+    body = {"action": "annotate", "base_version": None, "annotation": hallucinated}
+    status, error = server.json("POST", "/api/items/1", body=body, headers={"Cookie": cookie})
+    assert status == 403 and "CSRF" in error["error"]
+    wrong = {"Cookie": cookie, "X-CSRF-Token": csrf[:-2] + "xx"}
+    assert server.json("POST", "/api/items/1", body=body, headers=wrong)[0] == 403
+    evil = {"Cookie": cookie, "X-CSRF-Token": csrf, "Origin": "http://evil.example"}
+    status, error = server.json("POST", "/api/items/1", body=body, headers=evil)
+    assert status == 403 and "cross-site" in error["error"]
+    site = {"Cookie": cookie, "X-CSRF-Token": csrf, "Sec-Fetch-Site": "cross-site"}
+    assert server.json("POST", "/api/items/1", body=body, headers=site)[0] == 403
+    good = {"Cookie": cookie, "X-CSRF-Token": csrf, "Origin": server.url}
+    assert server.json("POST", "/api/items/1", body=body, headers=good)[0] == 200
+    # logging out needs the token too, and ends the session for good
+    assert server.request("POST", "/logout", headers={"Cookie": cookie})[0] == 403
+    status, _, _ = server.request(
+        "POST",
+        "/logout",
+        raw=f"csrf={csrf}".encode(),
+        headers={"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert status == 303
+    assert server.request("GET", "/next", headers={"Cookie": cookie})[0] == 303  # to /login
+
+
+def test_login_form_is_protected(served):
+    project, server = served
+    form = urlencode({"csrf": "made-up", "token": project.tokens["ana"]}).encode()
+    status, _, page = server.request(
+        "POST", "/login", raw=form, headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert status == 403 and b"expired" in page
+    status, headers, _ = server.request(
+        "POST",
+        "/login",
+        raw=form,
+        headers={
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": "http://evil.example",
+        },
+    )
+    assert status == 403 and "gavel_session" not in headers.get("set-cookie", "")
+
+
+def test_bad_bodies_are_refused_before_anything_is_written(served, hallucinated):
+    project, server = served
+    ana = project.tokens["ana"]
+    status, error = server.json(
+        "POST",
+        "/api/items/1",
+        token=ana,
+        raw=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
+    assert status == 400 and "not valid JSON" in error["error"]
+    huge = {"action": "annotate", "annotation": {**hallucinated, "explanation": "x" * 300_000}}
+    assert server.json("POST", "/api/items/1", token=ana, body=huge)[0] == 413
+    status, error = server.json(
+        "POST",
+        "/api/items/1",
+        token=ana,
+        body={"action": "annotate", "annotation": {**hallucinated, "boxes": [[0, 0, -5, 10]]}},
+    )
+    assert status == 400 and error["field"] == "boxes[0]"
+    form = {"Content-Type": "text/plain"}
+    assert server.json("POST", "/api/items/1", token=ana, raw=b"{}", headers=form)[0] == 415
+    assert server.json("GET", "/api/items/999", token=ana)[0] == 403
+    assert server.json("GET", "/api/items/" + "9" * 40, token=ana)[0] == 403
+    assert server.request("GET", "/item/../../etc/passwd", token=ana)[0] == 404
+    with db.opened(project.db) as conn:
+        assert conn.execute("SELECT count(*) FROM versions").fetchone()[0] == 0
+        assert store.check_consistency(conn) == []
+
+
+def test_pages_escape_text_and_send_security_headers(served):
+    project, server = served
+    cookie, _ = login(server, project.tokens["ana"])
+    status, headers, page = server.request("GET", "/item/2", headers={"Cookie": cookie})
+    text = page.decode()
+    assert status == 200
+    assert "Two people &lt;b&gt;walk&lt;/b&gt; past the shop &amp; smile." in text
+    assert "<b>walk</b>" not in text.replace("\\u003cb\\u003e", "")  # JSON data is escaped too
+    assert "script-src 'self'" in headers["content-security-policy"]
+    assert headers["x-frame-options"] == "DENY" and headers["x-content-type-options"] == "nosniff"
+    assert headers["cache-control"] == "no-store"
+
+
+def test_dns_rebinding_hosts_are_refused(served):
+    project, server = served
+    status, _, _ = server.request(
+        "GET", "/api/next", token=project.tokens["ana"], headers={"Host": "evil.example"}
+    )
+    assert status == 400
+
+
+def test_a_broken_symlink_or_escaping_image_is_not_served(served):
+    project, server = served
+    with db.opened(project.db) as conn:
+        image = store.item_row(conn, 3)["image"]
+    target = project.images / image
+    target.unlink()
+    target.symlink_to(project.root / "scored.jsonl")  # a file outside the images folder
+    assert server.request("GET", "/image/3", token=project.tokens["ana"])[0] == 404

@@ -1,0 +1,99 @@
+"""``gavel annotate`` as a user types it: init, users, serve, stats, export."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from gavel.annotate import db, store
+from gavel.annotate.server import is_loopback
+from gavel.annotate.users import user_by_token
+
+
+def test_init_users_serve_stats_and_export(tmp_path, gavel, start_server, hallucinated):
+    images = tmp_path / "photos"
+    images.mkdir()
+    from PIL import Image
+
+    Image.new("RGB", (400, 300), "gray").save(images / "street.png")
+    pairs = tmp_path / "scored.jsonl"
+    pairs.write_text(
+        "".join(
+            json.dumps(
+                {"id": f"s#{i}", "image": "street.png", "caption": f"Sentence number {i} here."}
+            )
+            + "\n"
+            for i in range(4)
+        )
+    )
+    project = tmp_path / "project" / "p.sqlite"
+    done = gavel(
+        "annotate",
+        "init",
+        "--db",
+        project,
+        "--import",
+        pairs,
+        "--images",
+        images,
+        "--double",
+        "0.5",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "4 items added" in done.stderr
+
+    added = gavel(
+        "annotate", "user", "add", "--db", project, "--name", "ana", "--role", "annotator"
+    )
+    token = added.stdout.strip()
+    assert added.returncode == 0 and token.startswith("gvl_") and "\n" not in token
+    twice = gavel("annotate", "user", "add", "--db", project, "--name", "ana", "--role", "checker")
+    assert twice.returncode == 2 and "exists already" in twice.stderr
+    with db.opened(project) as conn:
+        assert (
+            conn.execute("SELECT count(*) FROM users WHERE token_sha256 = ?", (token,)).fetchone()[
+                0
+            ]
+            == 0
+        )
+        user = user_by_token(conn, token)
+        store.save(conn, 1, user, "annotate", hallucinated, None)
+        assert store.item_row(conn, 1)["image"] == "street.png"
+
+    command = [
+        sys.executable,
+        "-m",
+        "gavel",
+        "annotate",
+        "serve",
+        "--db",
+        str(project),
+        "--port",
+        "0",
+    ]
+    server = start_server(project, command=command)
+    status, view = server.json("GET", "/api/next", token=token)
+    assert status == 200 and view["item"] is not None
+
+    stats = gavel("annotate", "stats", "--db", project)
+    assert (
+        json.loads(stats.stdout)["stages"]["annotate"]
+        + json.loads(stats.stdout)["stages"]["review"]
+        == 4
+    )
+
+    out = tmp_path / "export" / "gavel.jsonl"
+    exported = gavel("annotate", "export", "--db", project, "--out", out, "--split-by-image")
+    assert exported.returncode == 0, exported.stderr
+    assert "0 samples" in exported.stderr and "4 items not reviewed yet" in exported.stderr
+    assert out.read_text() == ""
+
+
+def test_serve_refuses_what_it_cannot_open(tmp_path, gavel):
+    missing = gavel("annotate", "serve", "--db", tmp_path / "nope.sqlite", "--port", "0")
+    assert missing.returncode == 2 and "gavel annotate init" in missing.stderr
+
+
+def test_loopback_names():
+    assert all(is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "127.1.2.3"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.4", "example.org", "::"))

@@ -1,0 +1,113 @@
+"""Two people saving the same item: the second save is refused, never silently lost."""
+
+from __future__ import annotations
+
+import threading
+
+from gavel.annotate import db, store
+from gavel.annotate.users import add_user
+
+
+def add(project, name: str, role: str) -> str:
+    with db.opened(project.db) as conn:
+        return add_user(conn, name, role)
+
+
+def annotate_item_1(server, project, annotation) -> int:
+    status, saved = server.json(
+        "POST",
+        "/api/items/1",
+        token=project.tokens["ana"],
+        body={"action": "annotate", "base_version": None, "annotation": annotation},
+    )
+    assert status == 200
+    return saved["version"]
+
+
+def test_the_second_of_two_reviewers_is_refused_with_a_clear_message(served, hallucinated):
+    project, server = served
+    first = annotate_item_1(server, project, hallucinated)
+    other = add(project, "rev2", "reviewer")
+    _, seen_by_rev = server.json("GET", "/api/items/1", token=project.tokens["rev"])
+    _, seen_by_rev2 = server.json("GET", "/api/items/1", token=other)
+    assert seen_by_rev["base_version"] == seen_by_rev2["base_version"] == first
+
+    corrected = {**hallucinated, "explanation": "The car is dark blue, not red."}
+    status, saved = server.json(
+        "POST",
+        "/api/items/1",
+        token=project.tokens["rev"],
+        body={"action": "correct", "base_version": first, "annotation": corrected},
+    )
+    assert status == 200
+    status, refused = server.json(
+        "POST",
+        "/api/items/1",
+        token=other,
+        body={"action": "correct", "base_version": first, "annotation": hallucinated},
+    )
+    assert status == 409
+    assert refused["error"].startswith("rev (reviewer) corrected this item at ")
+    assert f"(version {saved['version']}) after you opened it" in refused["error"]
+    assert "Your change was not saved" in refused["error"]
+    assert refused["latest"]["author"] == "rev"
+    with db.opened(project.db) as conn:
+        history = store.history(conn, 1)
+        assert [v["author"] for v in history] == ["ana", "rev"]
+        assert history[-1]["annotation"]["explanation"] == "The car is dark blue, not red."
+
+
+def test_simultaneous_saves_one_wins_the_rest_are_refused(served, hallucinated):
+    project, server = served
+    first = annotate_item_1(server, project, hallucinated)
+    tokens = [add(project, f"r{i}", "reviewer") for i in range(6)]
+    barrier = threading.Barrier(len(tokens))
+    statuses: list[int] = []
+
+    def review(token: str, index: int) -> None:
+        annotation = {**hallucinated, "explanation": f"Correction number {index}."}
+        barrier.wait()
+        status, _ = server.json(
+            "POST",
+            "/api/items/1",
+            token=token,
+            body={"action": "correct", "base_version": first, "annotation": annotation},
+        )
+        statuses.append(status)
+
+    threads = [threading.Thread(target=review, args=(t, i)) for i, t in enumerate(tokens)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(statuses) == [200] + [409] * (len(tokens) - 1)
+    with db.opened(project.db) as conn:
+        assert len(store.history(conn, 1)) == 2
+        assert store.check_consistency(conn) == []
+
+
+def test_two_annotators_racing_for_one_item(served, hallucinated):
+    project, server = served
+    other = add(project, "ana2", "annotator")
+    barrier = threading.Barrier(2)
+    results: list[tuple[int, dict]] = []
+
+    def save(token: str) -> None:
+        barrier.wait()
+        results.append(
+            server.json(
+                "POST",
+                "/api/items/1",
+                token=token,
+                body={"action": "annotate", "base_version": None, "annotation": hallucinated},
+            )
+        )
+
+    threads = [threading.Thread(target=save, args=(t,)) for t in (project.tokens["ana"], other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(status for status, _ in results) == [200, 409]
+    refused = next(body for status, body in results if status == 409)
+    assert "needs no more annotations" in refused["error"]
