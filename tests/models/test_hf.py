@@ -23,6 +23,14 @@ transformers = pytest.importorskip(
 tokenizers = pytest.importorskip("tokenizers", reason="the tiny test tokenizer needs tokenizers")
 
 from gavel.models.hf import HFModel, from_spec  # noqa: E402
+from gavel.train.tiny import (  # noqa: E402  (the tiny chat formats, shared with training)
+    LLAVA_SPECIALS,
+    LLAVA_TEMPLATE,
+    QWEN_MAX_PIXELS,
+    QWEN_MIN_PIXELS,
+    QWEN_SPECIALS,
+    QWEN_TEMPLATE,
+)
 
 WORDS = [
     "the", "a", "an", "of", "in", "on", "to", "is", "are", "what", "where", "which", "box",
@@ -30,30 +38,6 @@ WORDS = [
     "right", "top", "bottom", "answer", "question", "describe", "find", "locate", "there", "yes",
     "no", "user", "assistant", "system",
 ]  # fmt: skip
-
-QWEN_SPECIALS = [
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-    "<|image_pad|>", "<|video_pad|>",
-]  # fmt: skip
-QWEN_TEMPLATE = (
-    "{% for message in messages %}<|im_start|>{{ message['role'] }}{{ '\\n' }}"
-    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
-    "{% for part in message['content'] %}{% if part['type'] == 'image' %}"
-    "<|vision_start|><|image_pad|><|vision_end|>{% elif part['type'] == 'text' %}"
-    "{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>{{ '\\n' }}{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant{{ '\\n' }}{% endif %}"
-)
-LLAVA_SPECIALS = ["<pad>", "<s>", "</s>", "<image>"]
-LLAVA_TEMPLATE = (
-    "{% for message in messages %}{{ message['role'] | upper }}: "
-    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
-    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image>{{ '\\n' }}"
-    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}"
-    "{{ '\\n' }}{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"
-)
-#: Tiny pixel limits for the Qwen processor, so images become a handful of patches.
-QWEN_MIN_PIXELS = 28 * 28 * 4
-QWEN_MAX_PIXELS = 28 * 28 * 16
 
 
 def _tokenizer(specials: list[str]) -> object:
