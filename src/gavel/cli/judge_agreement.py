@@ -11,7 +11,6 @@ explains every rule.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -24,14 +23,13 @@ from gavel.errors import ConfigError, DataError
 from gavel.io.files import atomic_write_bytes
 from gavel.judge.score_files import ScoreFile, read_scores
 from gavel.metrics.agreement import (
-    OVERALL,
-    SCALE,
     agreement_by_column,
     column_order,
     confusion,
     majority_score,
     mean_score,
 )
+from gavel.report.plots import score_agreement_plot
 from gavel.report.tables import FORMATS, Table, fmt, render
 
 JUDGE = "judge"
@@ -258,43 +256,6 @@ def agreement_table(report: dict[str, Any]) -> Table:
     return Table(title, ["A", "B", "Column", "n", "Exact %", "QWK", "Spearman"], rows, notes)
 
 
-def confusion_png(pairs: list[dict[str, Any]]) -> bytes:
-    """A 5x5 heatmap of score counts per pair (rows A, columns B), in a grid, counts written
-    in the cells. Drawn on matplotlib's Agg canvas; pyplot's global state is never touched."""
-    import io
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    columns = max(1, math.ceil(math.sqrt(len(pairs))))
-    rows = max(1, math.ceil(len(pairs) / columns))
-    figure = Figure(figsize=(3.4 * columns, 3.4 * rows), dpi=100, layout="constrained")
-    FigureCanvasAgg(figure)
-    for index, pair in enumerate(pairs):
-        axes = figure.add_subplot(rows, columns, index + 1)
-        counts = pair["confusion"]
-        top = max(max(row) for row in counts) or 1
-        axes.imshow(counts, cmap="Blues", vmin=0, vmax=top)
-        for i, row in enumerate(counts):
-            for j, count in enumerate(row):
-                colour = "white" if count > top / 2 else "black"
-                axes.text(j, i, str(count), ha="center", va="center", color=colour, fontsize=9)
-        ticks = list(range(len(SCALE)))
-        axes.set_xticks(ticks, [str(s) for s in SCALE])
-        axes.set_yticks(ticks, [str(s) for s in SCALE])
-        axes.set_xlabel(_short(pair["b"]))
-        axes.set_ylabel(_short(pair["a"]))
-        qwk = pair["agreement"][OVERALL]["qwk"]
-        axes.set_title(f"n={pair['n']}, QWK {fmt(qwk, 3)}", fontsize=10)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
-
-
-def _short(name: str, limit: int = 26) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
-
-
 def _warn_unmatched(report: dict[str, Any]) -> None:
     for rater in report["raters"]:
         if rater.get("not_in_every_file"):
@@ -377,7 +338,7 @@ def judge_agreement(
     if out is not None:
         atomic_write_bytes(out, payload)
     if plot is not None:
-        atomic_write_bytes(plot, confusion_png(report["pairs"]))
+        atomic_write_bytes(plot, score_agreement_plot(report["pairs"]))
     if style == "json":
         click.echo(payload.decode(), nl=False)
     else:

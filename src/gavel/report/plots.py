@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from gavel.metrics.agreement import OVERALL, SCALE
 from gavel.records import CATEGORY_COLUMNS
 
 #: Gold and predicted box colours, shared with the gallery's CSS.
@@ -173,4 +175,32 @@ def category_accuracy_plot(
     axes.grid(axis="y", alpha=0.3)
     if runs:
         figure.legend(fontsize=8, ncols=min(6, len(runs)), loc="outside lower center")
+    return _png(figure)
+
+
+def score_agreement_plot(pairs: Sequence[Mapping[str, Any]]) -> bytes:
+    """Judge agreement: a 5x5 heatmap of score counts per pair of raters (rows: the first,
+    columns: the second), counts written in the cells, pairs in a near-square grid. ``pairs``
+    are the records of ``gavel judge-agreement`` (``a``, ``b``, ``n``, ``confusion``, and the
+    overall QWK under ``agreement[OVERALL]["qwk"]``)."""
+    scale = SCALE
+    columns = max(1, math.ceil(math.sqrt(len(pairs))))
+    rows = max(1, math.ceil(len(pairs) / columns))
+    figure = _figure(3.4 * columns, 3.4 * rows)
+    for index, pair in enumerate(pairs):
+        axes = figure.add_subplot(rows, columns, index + 1)
+        counts = pair["confusion"]
+        top = max(max(row) for row in counts) or 1
+        axes.imshow(counts, cmap="Blues", vmin=0, vmax=top)
+        for i, row in enumerate(counts):
+            for j, count in enumerate(row):
+                colour = "white" if count > top / 2 else "black"
+                axes.text(j, i, str(count), ha="center", va="center", color=colour, fontsize=9)
+        ticks = list(range(len(scale)))
+        axes.set_xticks(ticks, [str(s) for s in scale])
+        axes.set_yticks(ticks, [str(s) for s in scale])
+        axes.set_xlabel(_short(pair["b"], 26))
+        axes.set_ylabel(_short(pair["a"], 26))
+        qwk = pair["agreement"][OVERALL]["qwk"]
+        axes.set_title(f"n={pair['n']}, QWK {'–' if qwk is None else f'{qwk:.3f}'}", fontsize=10)
     return _png(figure)
