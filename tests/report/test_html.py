@@ -351,3 +351,19 @@ def test_bad_inputs_are_clear_errors(tmp_path):
         write_report([tmp_path / "bad.json"], tmp_path / "out", page_size=0)
     with pytest.raises(ConfigError):
         write_report([], tmp_path / "out")
+
+
+def test_judged_runs_get_an_explanation_figure_and_judge_lines_in_the_gallery(tmp_path):
+    pytest.importorskip("onnxruntime", reason="the offline judge needs the judge extra")
+    from gavel.cli.demo import offline_judge, score_photos
+
+    score_photos(tmp_path / "photos", "union", offline_judge())
+    runs = sorted((tmp_path / "photos").glob("*/results.json"))
+    page = write_report(runs, tmp_path / "report", title="judged")
+    text = page.read_text(encoding="utf-8")
+    assert text.count('src="data:image/png;base64,') == 6
+    assert "Explanation per category" in text and "offline embedding proxy" in text
+    assert "Avg (proxy)" in text.split('id="table-gavel"')[1].split("</table>")[0]
+    items = gallery_data(text, "gavel")["items"]
+    assert all(item["js"] for item in items)
+    assert any(item["js"].startswith(("1/5", "2/5", "3/5", "4/5", "5/5")) for item in items)

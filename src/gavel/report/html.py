@@ -341,6 +341,27 @@ def gavel_figures(runs: Sequence[RunView]) -> str:
             "Grounding per category: A@0.5 (% of samples with IoU >= 0.5) per category and run.",
         )
     )
+    judged = [(r.name, r.raw["metrics"].get("explanation")) for r in runs]
+    judged = [(name, e) for name, e in judged if isinstance(e, dict)]
+    if judged:
+        judges = sorted({str((e.get("judge") or {}).get("name", "?")) for _, e in judged})
+        proxy = any((e.get("judge") or {}).get("proxy") for _, e in judged)
+        figures.append(
+            _png(
+                plots.category_accuracy_plot(
+                    [(name, {c: e.get(c) for c in CATEGORY_COLUMNS}) for name, e in judged],
+                    "Explanation score",
+                    "judge score x20",
+                ),
+                "bar chart of the explanation score per category and run",
+                f"Explanation per category: the judge's 1-5 score x20, by {', '.join(judges)}"
+                + (
+                    " (an offline embedding proxy, not the paper's LLM-judge protocol)."
+                    if proxy
+                    else "."
+                ),
+            )
+        )
     return '<div class="figures">' + "".join(figures) + "</div>"
 
 

@@ -147,10 +147,12 @@ def confusion_plot(runs: Sequence[tuple[str, Mapping[str, int]]]) -> bytes:
 
 
 def category_accuracy_plot(
-    runs: Sequence[tuple[str, Mapping[str, float | None]]], metric: str = "A@0.5"
+    runs: Sequence[tuple[str, Mapping[str, float | None]]],
+    metric: str = "A@0.5",
+    ylabel: str | None = None,
 ) -> bytes:
-    """A per-category value (``A@0.5`` by default) per run, grouped by category; absent
-    categories are left empty."""
+    """A per-category value on 0–100 (``A@0.5`` by default) per run, grouped by category;
+    absent categories are left empty."""
     columns = [c for c in CATEGORY_COLUMNS if any(v.get(c) is not None for _, v in runs)]
     columns = columns or [c for c in CATEGORY_COLUMNS if c != "No hall."]
     figure = _figure(min(16.0, max(6.0, 0.3 * len(columns) * max(1, len(runs)) + 2.5)), 4.4)
@@ -170,7 +172,7 @@ def category_accuracy_plot(
                 axes.text(bar.get_x() + bar.get_width() / 2, 1, "0", ha="center", fontsize=6)
     axes.set_xticks(range(len(columns)), columns, fontsize=8)
     axes.set_ylim(0, 100)
-    axes.set_ylabel(f"{metric} (%)")
+    axes.set_ylabel(ylabel or f"{metric} (%)")
     axes.set_title(f"{metric} per category")
     axes.grid(axis="y", alpha=0.3)
     if runs:
