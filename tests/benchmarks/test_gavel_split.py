@@ -9,7 +9,7 @@ import pytest
 
 from gavel.benchmarks.gavel_data import load_samples
 from gavel.benchmarks.gavel_split import assign_images, image_counts, parse_size, split_file
-from gavel.errors import ConfigError
+from gavel.errors import ConfigError, DataError
 from gavel.examples import example_dir
 from gavel.train.tiny import tiny_dataset
 
@@ -73,9 +73,19 @@ def test_sizes():
 def test_outputs_never_replace_the_input(tmp_path: Path):
     source = example_dir("photos")
     path = tmp_path / "gavel.train.jsonl"
-    path.write_text((source / "gavel.jsonl").read_text())
+    lines = [json.loads(line) for line in (source / "gavel.jsonl").read_text().splitlines()]
+    text = "".join(json.dumps(line | {"split": "train"}) + "\n" for line in lines)
+    path.write_text(text)
     parts = split_file(path, {"val": 1}, image_root=source)
     assert [p.path.name for p in parts] == ["gavel.train.train.jsonl", "gavel.train.val.jsonl"]
-    assert path.read_text() == (source / "gavel.jsonl").read_text()
+    assert path.read_text() == text
     with pytest.raises(ConfigError, match="remainder"):
         split_file(path, {"train": 1}, image_root=source)
+
+
+def test_a_file_with_held_out_samples_is_not_split_again(data: Path):
+    lines = _read(data)
+    lines[0]["split"] = "test"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(DataError, match="refusing to split again held-out samples"):
+        split_file(data, {"val": 0.25}, seed=0)

@@ -59,3 +59,13 @@ def test_missing_image_stops_before_training(tmp_path: Path, mixed_data: Path):
     path.write_text(json.dumps(line) + "\n")
     with pytest.raises(DataError, match="not found"):
         load_examples(path, BUILTIN["json"])
+
+
+def test_held_out_samples_are_never_trained_on(tmp_path: Path, mixed_data: Path):
+    lines = [json.loads(line) for line in mixed_data.read_text().splitlines()]
+    lines[3]["split"] = "test"
+    lines[5]["split"] = "val"
+    path = mixed_data.parent / "with_held_out.jsonl"  # beside the images the lines name
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(DataError, match=r"1 marked split 'test', 1 marked split 'val'"):
+        load_examples(path, BUILTIN["json"])

@@ -13,7 +13,8 @@ the outputs are valid GAVEL files.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import numpy as np
 from gavel.benchmarks.gavel_data import GavelLoader
 from gavel.errors import ConfigError, DataError
 from gavel.io.files import atomic_write_lines
+from gavel.records import GavelSample
 
 TRAIN = "train"
 
@@ -82,6 +84,22 @@ def assign_images(images: list[str], counts: Mapping[str, int], seed: int) -> di
     return assignment
 
 
+def refuse_held_out(path: str | Path, samples: Sequence[GavelSample], doing: str) -> None:
+    """Stop when a file mixes in samples marked for another split (``test``, ``val``): training
+    on them, or splitting them again, would leak held-out images into training."""
+    held_out = Counter(s.split for s in samples if s.split not in (None, "train"))
+    if held_out:
+        marked = ", ".join(f"{n} marked split {name!r}" for name, n in sorted(held_out.items()))
+        raise DataError(
+            path,
+            None,
+            "split",
+            f"{marked}: refusing to {doing} held-out samples; use the training part only "
+            "(gavel data split writes STEM.train.jsonl, gavel annotate export --split-by-image "
+            "writes OUT.train.jsonl)",
+        )
+
+
 def split_file(
     path: str | Path,
     sizes: Mapping[str, float | int],
@@ -99,11 +117,14 @@ def split_file(
         raise ConfigError("train is the remainder; give the sizes of the held-out splits only")
     loader = GavelLoader(path, image_root)
     lines: list[tuple[str, bytes]] = []
+    samples = []
     for number, raw in loader.lines():
         sample = loader.parse(number, raw)  # validates, and normalizes the image path
         lines.append((sample.image, raw))
+        samples.append(sample)
     if not lines:
         raise DataError(path, None, None, "no samples in file")
+    refuse_held_out(path, samples, "split again")
     images = sorted({image for image, _ in lines})
     assignment = assign_images(images, image_counts(len(images), sizes), seed)
 

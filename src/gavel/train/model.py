@@ -5,8 +5,9 @@ decodes answers with ``skip_special_tokens=True`` (to drop end and padding token
 silently delete special coordinate tokens from every answer. Added tokens are matched whole
 before the BPE runs, so ``<p-37>`` is always one token in training data and in answers.
 
-The embedding matrix and the LM head grow by those rows (transformers initializes them around
-the mean of the existing embeddings); both stay trainable, as in the paper's appendix A.2.
+The embedding matrix and the LM head grow by those rows, each new row starting at the mean of
+the trained vocabulary's rows; both stay trainable, as the paper's appendix A.2 says. Freezing
+the vision encoder by default is gavel's choice (the paper does not say).
 """
 
 from __future__ import annotations
@@ -75,9 +76,30 @@ def add_coord_tokens(processor: Any, model: Any) -> int:
             "this tokenizer has coordinate tokens registered as special tokens; answers decoded "
             "with skip_special_tokens would lose them"
         )
-    if model.get_input_embeddings().weight.shape[0] < len(tokenizer):
-        model.resize_token_embeddings(len(tokenizer))
+    if added:
+        original = min(ids)  # the rows below the new tokens hold the trained vocabulary
+        if model.get_input_embeddings().weight.shape[0] < len(tokenizer):
+            model.resize_token_embeddings(len(tokenizer))
+        _initialize_rows(model, ids, original)
     return added
+
+
+def _initialize_rows(model: Any, ids: list[int], original: int) -> None:
+    """Start every coordinate row at the mean of the trained vocabulary's rows, in the input
+    embeddings and the LM head (once when tied). Models whose matrix is padded past the
+    tokenizer (Qwen2.5-VL-7B: 152,064 rows for 151,665 tokens) would otherwise give the first
+    coordinate tokens untrained padding rows without any resize."""
+    import torch
+
+    with torch.no_grad():
+        seen: set[int] = set()
+        for layer in (model.get_input_embeddings(), model.get_output_embeddings()):
+            weight = getattr(layer, "weight", None)
+            if weight is None or id(weight) in seen:
+                continue
+            seen.add(id(weight))
+            mean = weight[:original].float().mean(dim=0)
+            weight[ids] = mean.to(weight.dtype)
 
 
 def coord_token_ids(tokenizer: Any) -> list[int]:

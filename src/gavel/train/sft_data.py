@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gavel.benchmarks.gavel import build_requests
 from gavel.benchmarks.gavel_data import GavelLoader
+from gavel.benchmarks.gavel_split import refuse_held_out
 from gavel.errors import ConfigError, DataError
 from gavel.prompts import Template, load_template
 from gavel.records import GavelSample
@@ -110,6 +111,7 @@ def load_examples(
     samples = list(loader)
     if not samples:
         raise DataError(path, None, None, "no samples in file")
+    refuse_held_out(path, samples, "train on")
     for sample in samples:
         if not (loader.image_root / sample.image).is_file():
             raise DataError(

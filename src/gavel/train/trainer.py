@@ -193,9 +193,18 @@ def _rewind_log(path: Path, step: int) -> None:
     kept = [
         line
         for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip() and json.loads(line).get("step", 0) <= step
+        if (entry := _log_entry(line)) is not None and entry.get("step", 0) <= step
     ]
     path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+
+
+def _log_entry(line: str) -> dict[str, Any] | None:
+    """One log line, or None for a blank line or one cut short by a crash."""
+    try:
+        entry = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def train(settings: TrainSettings) -> TrainResult:
@@ -222,6 +231,11 @@ def train(settings: TrainSettings) -> TrainResult:
         )
     is_main = accelerator.is_main_process
     fsdp = accelerator.distributed_type == DistributedType.FSDP
+    if settings.lora and settings.train_vision:
+        raise ConfigError(
+            "--train-vision with --lora is not supported: LoRA freezes everything but its "
+            "adapters, the coordinate embeddings and the LM head"
+        )
     if fsdp and settings.lora:
         raise ConfigError(
             "--lora under FSDP is not supported: LoRA fits on each GPU, so use DDP for it "
@@ -233,8 +247,8 @@ def train(settings: TrainSettings) -> TrainResult:
         out.mkdir(parents=True, exist_ok=True)
         if not settings.resume:
             _start_over(out)
-        ckpt.check_same_run(out, identity)
     accelerator.wait_for_everyone()
+    ckpt.check_same_run(out, identity)  # read-only, on every process: all stop together
 
     set_seed(settings.seed)
     processor, model = load_base(settings.base_model, settings.dtype)
@@ -278,12 +292,12 @@ def train(settings: TrainSettings) -> TrainResult:
         num_workers=settings.workers,
     )
 
-    model = accelerator.prepare(model)
     parameters = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         parameters, lr=settings.learning_rate, weight_decay=settings.weight_decay
     )
-    optimizer, loader = accelerator.prepare(optimizer, loader)
+    # Together in one call: FSDP2 refuses a model prepared without its optimizer.
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     batches_per_epoch = len(loader)
     steps_per_epoch = math.ceil(batches_per_epoch / settings.grad_accum)
     total = settings.max_steps or steps_per_epoch * settings.epochs
@@ -396,6 +410,7 @@ def _loop(
             if settings.max_grad_norm > 0:
                 accelerator.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
             optimizer.step()
+            lr = float(scheduler.get_last_lr()[0])  # the rate this step was taken with
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
@@ -409,7 +424,6 @@ def _loop(
                     f"the loss is {loss_value} at step {step}; lower --lr, or train in bf16 "
                     "rather than fp16 (the last checkpoint is kept)"
                 )
-            lr = float(scheduler.get_last_lr()[0])
             result.losses.append(loss_value)
             result.samples += counted
             progress.step(loss_value, lr, counted)
@@ -485,7 +499,8 @@ def _save_final(
     if accelerator.is_main_process:
         final.save_pretrained(out, state_dict=state_dict, safe_serialization=True)
         processor.save_pretrained(out)
-        log = [json.loads(line) for line in (out / LOG_FILE).read_text().splitlines() if line]
+        lines = (out / LOG_FILE).read_text().splitlines()
+        log = [entry for line in lines if (entry := _log_entry(line)) is not None]
         ckpt.write_json(
             out / INFO_FILE,
             {
