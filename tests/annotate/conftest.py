@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,19 +85,29 @@ def make_project_fixture():
     return make_project
 
 
-SERVE = "import sys; from gavel.annotate.server import serve; serve(sys.argv[1], port=0)"
+SERVE = (
+    "import json, sys; from gavel.annotate.server import serve; "
+    "serve(sys.argv[1], port=0, **json.loads(sys.argv[2]))"
+)
+#: Seconds a server may take to print its address before the test fails (instead of hanging).
+START_SECONDS = 60
 
 
 class Server:
     """The annotation server in a subprocess on a free loopback port."""
 
     def __init__(
-        self, db_path: Path, env: dict[str, str] | None = None, command: list[str] | None = None
+        self,
+        db_path: Path,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+        options: dict[str, Any] | None = None,
     ):
         self.db_path = db_path
-        # By default the server function `gavel annotate serve` calls, without the command
-        # line's imports (0.5 s instead of 2 s a start); test_cli.py runs the command itself.
-        command = command or [sys.executable, "-c", SERVE, str(db_path)]
+        # By default the server function `gavel annotate serve` calls (with ``options`` as its
+        # keyword arguments), without the command line's imports (0.5 s instead of 2 s a
+        # start); test_cli.py runs the command itself.
+        command = command or [sys.executable, "-c", SERVE, str(db_path), json.dumps(options or {})]
         self.proc = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
@@ -104,7 +115,7 @@ class Server:
             text=True,
             env={**os.environ, **(env or {})},
         )
-        line = self.proc.stdout.readline()  # type: ignore[union-attr]
+        line = self._first_line()
         match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
         if not match:
             self.proc.kill()
@@ -112,6 +123,22 @@ class Server:
         self.port = int(match.group(1))
         self.url = f"http://127.0.0.1:{self.port}"
         self._wait_ready()
+
+    def _first_line(self) -> str:
+        """The server's first line of output, waiting at most START_SECONDS: a server that hangs
+        before printing it fails the test instead of hanging the whole suite."""
+        lines: list[str] = []
+        reader = threading.Thread(
+            target=lambda: lines.append(self.proc.stdout.readline()),  # type: ignore[union-attr]
+            daemon=True,
+        )
+        reader.start()
+        reader.join(START_SECONDS)
+        if reader.is_alive():
+            self.proc.kill()  # the pending readline then ends at end of file
+            reader.join(10)
+            raise RuntimeError(f"server printed no address within {START_SECONDS} s")
+        return lines[0] if lines else ""
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + 20
@@ -176,15 +203,19 @@ class Server:
 
 @pytest.fixture
 def start_server():
-    """Start servers (``start_server(db_path, env=...)``); all are stopped after the test."""
+    """Start servers (``start_server(db_path, env=..., options=...)``); all are stopped after the
+    test."""
     for module in ("starlette", "uvicorn", "jinja2"):
         pytest.importorskip(module, reason="the annotation server needs the 'annotate' extra")
     started: list[Server] = []
 
     def start(
-        db_path: Path, env: dict[str, str] | None = None, command: list[str] | None = None
+        db_path: Path,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> Server:
-        server = Server(db_path, env, command)
+        server = Server(db_path, env, command, options)
         started.append(server)
         return server
 

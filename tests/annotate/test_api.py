@@ -7,32 +7,45 @@ import re
 from urllib.parse import urlencode
 
 from gavel.annotate import db, store
+from gavel.annotate.users import add_user
 
 
 def login(server, token: str) -> tuple[str, str]:
     """Log in through the form as a browser does; returns (session cookie, CSRF token)."""
-    status, headers, body = server.request("GET", "/login")
+    cookie, _ = login_cookies(server, token)
+    _, _, page = server.request("GET", "/item/1", headers={"Cookie": cookie})
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.decode()).group(1)
+    return cookie, csrf
+
+
+def login_cookies(
+    server, token: str, *, origin: str | None = None, extra: dict[str, str] | None = None
+) -> tuple[str, list[str]]:
+    """Post the login form (from ``origin``, with more headers ``extra``); returns the session
+    cookie and every Set-Cookie line of the login page and of the answer."""
+    extra = extra or {}
+    status, headers, body = server.request("GET", "/login", headers=extra)
     assert status == 200
     nonce = re.search(r'name="csrf" value="([^"]+)"', body.decode()).group(1)
-    login_cookie = headers["set-cookie"].split(";")[0]
+    set_cookies = headers["set-cookie"].split("\n")
+    login_cookie = set_cookies[0].split(";")[0]
+    cookies = "; ".join(filter(None, [login_cookie, extra.get("Cookie")]))
     status, headers, _ = server.request(
         "POST",
         "/login",
         raw=urlencode({"csrf": nonce, "token": token}).encode(),
         headers={
+            **extra,
             "Content-Type": "application/x-www-form-urlencoded",
-            "Cookie": login_cookie,
-            "Origin": server.url,
+            "Cookie": cookies,
+            "Origin": origin or server.url,
         },
     )
     assert status == 303, status
-    cookie = next(
-        part.split(";")[0] for part in headers["set-cookie"].split("\n") if "gavel_session" in part
-    )
+    set_cookies += headers["set-cookie"].split("\n")
+    cookie = next(part.split(";")[0] for part in set_cookies if part.startswith("gavel_session="))
     assert "HttpOnly" in headers["set-cookie"] and "SameSite=strict" in headers["set-cookie"]
-    status, _, page = server.request("GET", "/item/1", headers={"Cookie": cookie})
-    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.decode()).group(1)
-    return cookie, csrf
+    return cookie, set_cookies
 
 
 def test_every_request_needs_a_valid_token(served):
@@ -184,3 +197,144 @@ def test_a_broken_symlink_or_escaping_image_is_not_served(served):
     target.unlink()
     target.symlink_to(project.root / "scored.jsonl")  # a file outside the images folder
     assert server.request("GET", "/image/3", token=project.tokens["ana"])[0] == 404
+
+
+def test_behind_a_tls_proxy_the_public_origin_is_ours_and_cookies_are_secure(
+    project, start_server, hallucinated
+):
+    public = "https://annotate.example"
+    server = start_server(project.db, options={"public_origin": public + ":443/"})
+    # as the proxy forwards it: plain HTTP, the browser's Host, the browser's https Origin
+    proxied = {"Host": "annotate.example"}
+    cookie, set_cookies = login_cookies(server, project.tokens["ana"], origin=public, extra=proxied)
+    for line in set_cookies:  # the login form's cookie, the session, the deleted login cookie
+        assert "; Secure" in line or line.endswith("Secure"), line
+    status, _, page = server.request("GET", "/item/1", headers={**proxied, "Cookie": cookie})
+    assert status == 200
+    csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.decode()).group(1)
+    body = {"action": "annotate", "base_version": None, "annotation": hallucinated}
+    headers = {**proxied, "Cookie": cookie, "X-CSRF-Token": csrf, "Sec-Fetch-Site": "same-origin"}
+    # the server's own http://127.0.0.1:PORT is not the origin browsers use any more
+    status, error = server.json(
+        "POST", "/api/items/1", body=body, headers={**headers, "Origin": server.url}
+    )
+    assert status == 403 and "cross-site" in error["error"]
+    status, saved = server.json(
+        "POST", "/api/items/1", body=body, headers={**headers, "Origin": public}
+    )
+    assert status == 200 and saved["stage"] == "review"
+
+
+def test_a_login_ends_the_browser_s_previous_session(served):
+    project, server = served
+    first, _ = login_cookies(server, project.tokens["ana"])
+    assert server.json("GET", "/api/next", headers={"Cookie": first})[0] == 200
+    second, _ = login_cookies(server, project.tokens["rev"], extra={"Cookie": first})
+    assert second != first
+    assert server.json("GET", "/api/next", headers={"Cookie": first})[0] == 401
+    assert server.json("GET", "/api/next", headers={"Cookie": second}) == (200, {"item": None})
+    with db.opened(project.db) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
+
+
+def test_other_stages_get_403_and_no_details(served, hallucinated):
+    project, server = served
+    ana, rev, chk = (project.tokens[n] for n in ("ana", "rev", "chk"))
+    with db.opened(project.db) as conn:
+        other = add_user(conn, "ana2", "annotator")
+    status, saved = server.json(
+        "POST",
+        "/api/items/1",
+        token=ana,
+        body={"action": "annotate", "base_version": None, "annotation": hallucinated},
+    )
+    assert status == 200
+    head = saved["version"]
+    attempts = [  # item 1 is in review now: none of these may learn who did what, or when
+        (ana, {"action": "annotate", "base_version": None, "annotation": hallucinated}),
+        (other, {"action": "annotate", "base_version": head, "annotation": hallucinated}),
+        (chk, {"action": "pass", "base_version": head}),
+        (chk, {"action": "correct", "base_version": head + 7, "annotation": hallucinated}),
+        (chk, {"action": "pass", "base_version": None}),
+    ]
+    for token, body in attempts:
+        status, refused = server.json("POST", "/api/items/1", token=token, body=body)
+        if token == ana:  # her own earlier annotation is hers to be told about
+            assert status == 409 and refused["error"].startswith("You have annotated")
+            assert refused["latest"] is None
+            continue
+        assert status == 403, (body, refused)
+        assert set(refused) == {"error"} and "not waiting for a" in refused["error"]
+        assert "ana" not in refused["error"].split() and "UTC" not in refused["error"]
+    status, accepted = server.json(
+        "POST", "/api/items/1", token=rev, body={"action": "accept", "base_version": head}
+    )
+    assert status == 200
+    # a reviewer whose version was superseded by another reviewer is told who and when ...
+    with db.opened(project.db) as conn:
+        rev2 = add_user(conn, "rev2", "reviewer")
+    status, refused = server.json(
+        "POST", "/api/items/1", token=rev2, body={"action": "accept", "base_version": head}
+    )
+    assert status == 409 and refused["latest"]["version"] == accepted["version"]
+    # ... but not with a version they cannot have opened, nor about a later stage
+    for base in (None, accepted["version"], head + 99):
+        status, refused = server.json(
+            "POST", "/api/items/1", token=rev2, body={"action": "accept", "base_version": base}
+        )
+        assert status == 403 and set(refused) == {"error"}, (base, refused)
+    with db.opened(project.db) as conn:
+        assert len(store.history(conn, 1)) == 2
+
+
+def test_accept_or_pass_with_a_changed_annotation_is_refused(served, hallucinated):
+    project, server = served
+    ana, rev, chk = (project.tokens[n] for n in ("ana", "rev", "chk"))
+    status, saved = server.json(
+        "POST",
+        "/api/items/1",
+        token=ana,
+        body={"action": "annotate", "base_version": None, "annotation": hallucinated},
+    )
+    head = saved["version"]
+    _, view = server.json("GET", "/api/items/1", token=rev)
+    edited = [
+        {**view["annotation"], "explanation": "A different explanation."},
+        {**view["annotation"], "boxes": [[10, 10, 50, 50]]},
+        {**view["annotation"], "verdict": "correct"},
+        {"category": "Obj"},  # a partial annotation is a change too
+    ]
+    for annotation in edited:
+        status, refused = server.json(
+            "POST",
+            "/api/items/1",
+            token=rev,
+            body={"action": "accept", "base_version": head, "annotation": annotation},
+        )
+        assert status == 400 and refused["field"] == "annotation", refused
+        assert "correction" in refused["error"]
+    # the page sends what its form holds: the unchanged annotation (ints for floats), a note
+    unchanged = {**view["annotation"], "boxes": [[40, 150, 120, 80]], "note": "Looks right."}
+    status, accepted = server.json(
+        "POST",
+        "/api/items/1",
+        token=rev,
+        body={"action": "accept", "base_version": head, "annotation": unchanged},
+    )
+    assert status == 200 and accepted["action"] == "accept"
+    status, refused = server.json(
+        "POST",
+        "/api/items/1",
+        token=chk,
+        body={
+            "action": "pass",
+            "base_version": accepted["version"],
+            "annotation": {**hallucinated, "category": "Obj"},
+        },
+    )
+    assert status == 400 and refused["field"] == "annotation"
+    with db.opened(project.db) as conn:
+        history = store.history(conn, 1)
+        assert [v["action"] for v in history] == ["annotate", "accept"]
+        assert history[1]["annotation"]["note"] == "Looks right."
+        assert history[1]["annotation"]["explanation"] == hallucinated["explanation"]

@@ -8,6 +8,7 @@ that executable; no browser is ever downloaded. Skipped when chromium or playwri
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 
@@ -171,3 +172,59 @@ def run_workflow(browser, server, project, second_reviewer: str) -> None:
     for person in (ana, rev, rev2, chk):
         assert person.errors == []
         person.context.close()
+
+
+def test_exif_rotated_photo_and_an_edit_before_accept(served, hallucinated):
+    """A JPEG stored sideways with EXIF orientation 6 is shown in its stored pixels, as boxes
+    and models use them; and a reviewer's edit followed by Accept is saved as a correction."""
+    from PIL import Image, ImageDraw
+
+    from gavel.annotate import db, store
+    from gavel.annotate.users import user_by_token
+
+    project, server = served
+    sideways = Image.new("RGB", (400, 200), (220, 30, 30))  # left half red, right half blue
+    ImageDraw.Draw(sideways).rectangle((200, 0, 399, 199), fill=(30, 30, 220))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "turn 90 degrees clockwise to view": displayed as 200 x 400
+    sideways.save(project.images / "sideways.jpg", exif=exif, quality=95)
+    pairs = project.root / "sideways.jsonl"
+    pairs.write_text(
+        json.dumps({"id": "side#0", "image": "sideways.jpg", "caption": "Red and blue."}) + "\n"
+    )
+    with db.opened(project.db) as conn:
+        store.import_pairs(conn, project.db, pairs, project.images)
+        item = store.item_row(conn, 5)
+        assert (item["width"], item["height"]) == (400, 200)  # the stored size, as models see it
+        annotator = user_by_token(conn, project.tokens["ana"])
+        store.save(conn, 1, annotator, "annotate", hallucinated, None)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            ana = Person(browser, server, project.tokens["ana"])
+            ana.page.goto(server.url + "/item/5")
+            ana.ready()
+            # Turned and stretched into the 400 x 200 frame, (300, 50) would show red and
+            # (100, 150) blue; in stored pixels they are blue and red. (The pixels on screen are
+            # the test: naturalWidth reports the EXIF-turned size in Chromium whatever the CSS.)
+            for (x, y), (red, blue) in (((300, 50), (False, True)), ((100, 150), (True, False))):
+                sx, sy = ana.to_screen(x, y)
+                shot = ana.page.screenshot(clip={"x": sx - 2, "y": sy - 2, "width": 4, "height": 4})
+                r, _, b = Image.open(io.BytesIO(shot)).convert("RGB").getpixel((2, 2))
+                assert (r > 150, b > 150) == (red, blue), (x, y, r, b)
+
+            rev = Person(browser, server, project.tokens["rev"])
+            assert rev.page.url.endswith("/item/1")
+            rev.ready()
+            rev.page.fill("#explanation", "The car is blue; the tree is on the left.")
+            rev.page.click("#accept")
+            rev.page.wait_for_url("**/next")
+            for person in (ana, rev):
+                assert person.errors == []
+                person.context.close()
+        finally:
+            browser.close()
+    with db.opened(project.db) as conn:
+        history = store.history(conn, 1)
+    assert [v["action"] for v in history] == ["annotate", "correct"]
+    assert history[1]["annotation"]["explanation"] == "The car is blue; the tree is on the left."

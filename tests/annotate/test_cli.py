@@ -6,7 +6,7 @@ import json
 import sys
 
 from gavel.annotate import db, store
-from gavel.annotate.server import is_loopback
+from gavel.annotate.server import is_loopback, is_wildcard
 from gavel.annotate.users import user_by_token
 
 
@@ -86,7 +86,25 @@ def test_init_users_serve_stats_and_export(tmp_path, gavel, start_server, halluc
     exported = gavel("annotate", "export", "--db", project, "--out", out, "--split-by-image")
     assert exported.returncode == 0, exported.stderr
     assert "0 samples" in exported.stderr and "4 items not reviewed yet" in exported.stderr
-    assert out.read_text() == ""
+    assert f"warning: no reviewed samples: {out} not written" in exported.stderr
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []  # no empty files
+
+
+def test_a_failed_first_init_can_be_redone_with_the_right_folder(tmp_path, gavel):
+    from PIL import Image
+
+    images, wrong = tmp_path / "photos", tmp_path / "elsewhere"
+    images.mkdir()
+    wrong.mkdir()
+    Image.new("RGB", (40, 30), "gray").save(images / "cat.png")
+    pairs = tmp_path / "scored.jsonl"
+    pairs.write_text(json.dumps({"id": "c#0", "image": "cat.png", "caption": "A cat sits."}) + "\n")
+    project = tmp_path / "p.sqlite"
+    failed = gavel("annotate", "init", "--db", project, "--import", pairs, "--images", wrong)
+    assert failed.returncode != 0 and "not an image file inside" in failed.stderr
+    done = gavel("annotate", "init", "--db", project, "--import", pairs, "--images", images)
+    assert done.returncode == 0, done.stderr
+    assert "1 items added" in done.stderr
 
 
 def test_serve_refuses_what_it_cannot_open(tmp_path, gavel):
@@ -94,6 +112,17 @@ def test_serve_refuses_what_it_cannot_open(tmp_path, gavel):
     assert missing.returncode == 2 and "gavel annotate init" in missing.stderr
 
 
+def test_serve_refuses_a_bad_public_origin_and_a_bare_wildcard_host(project, gavel):
+    for origin in ("annotate.example", "https://annotate.example/gavel", "ftp://x", "https://"):
+        bad = gavel("annotate", "serve", "--db", project.db, "--public-origin", origin)
+        assert bad.returncode == 2 and "--public-origin" in bad.stderr, (origin, bad.stderr)
+    # a wildcard bind accepts only the Host names it is told: without any it would refuse all
+    wildcard = gavel("annotate", "serve", "--db", project.db, "--host", "0.0.0.0", "--port", "0")
+    assert wildcard.returncode == 2 and "--allowed-host" in wildcard.stderr
+
+
 def test_loopback_names():
     assert all(is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "127.1.2.3"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.4", "example.org", "::"))
+    assert all(is_wildcard(h) for h in ("0.0.0.0", "::", ""))
+    assert not any(is_wildcard(h) for h in ("127.0.0.1", "192.168.1.4", "example.org"))

@@ -108,6 +108,8 @@ def test_two_annotators_racing_for_one_item(served, hallucinated):
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert sorted(status for status, _ in results) == [200, 409]
-    refused = next(body for status, body in results if status == 409)
-    assert "needs no more annotations" in refused["error"]
+    # the loser is told the item needs no more annotations, never who annotated it
+    assert sorted(status for status, _ in results) == [200, 403]
+    refused = next(body for status, body in results if status == 403)
+    assert "has all the annotations it needs" in refused["error"]
+    assert set(refused) == {"error"} and "(annotator)" not in refused["error"]

@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 import pytest
+from PIL import Image
 
 from gavel.annotate import db, store
 from gavel.annotate.export import export, split_images
@@ -116,7 +117,7 @@ def test_double_annotation_and_agreement(tmp_path, make_project, hallucinated):
     other = {**hallucinated, "category": "Obj", "boxes": [[40, 150, 60, 80]]}
     second = store.save(conn, 1, people["a2"], "annotate", other, None)
     assert (second.action, second.stage) == ("annotate-second", "review")
-    with pytest.raises(store.Conflict, match="needs no more annotations"):
+    with pytest.raises(store.Forbidden, match="has all the annotations it needs"):
         store.save(conn, 1, people["a3"], "annotate", hallucinated, None)
     head = store.item_row(conn, 1)["head"]
     store.save(conn, 1, people["r"], "accept", {}, head)
@@ -185,12 +186,122 @@ def test_export_is_valid_gavel_data_split_by_image(project, hallucinated):
     conn.close()
 
 
-def test_split_by_image_is_seeded_and_exact():
-    images = [f"img{i}.jpg" for i in range(50)]
-    first = split_images(images, 0.2, seed=3)
-    assert sum(v == "test" for v in first.values()) == 10
-    assert first == split_images(list(reversed(images)), 0.2, seed=3)
-    assert first != split_images(images, 0.2, seed=4)
+def test_split_by_image_is_seeded_and_stable_as_images_are_added():
+    images = [f"img{i}.jpg" for i in range(2000)]
+    first = split_images(images[:500], 0.2, seed=3)
+    assert 0.15 < sum(v == "test" for v in first.values()) / 500 < 0.25
+    assert first == split_images(list(reversed(images[:500])), 0.2, seed=3)
+    assert first != split_images(images[:500], 0.2, seed=4)
+    grown = split_images(images, 0.2, seed=3)  # four times as many images: none moves
+    assert {image: grown[image] for image in first} == first
+    assert 0.17 < sum(v == "test" for v in grown.values()) / 2000 < 0.23
+    assert set(split_images(images, 0.0, seed=3).values()) == {"train"}
+    assert set(split_images(images, 1.0, seed=3).values()) == {"test"}
+
+
+def test_export_writes_no_empty_file(project, hallucinated):
+    conn = db.connect(project.db)
+    out = project.root / "gavel.jsonl"
+    train, test = project.root / "gavel.train.jsonl", project.root / "gavel.test.jsonl"
+    summary = export(conn, project.db, out, split_by_image=True)
+    assert summary.samples == 0 and summary.files == []
+    assert not out.exists() and not train.exists() and not test.exists()
+    assert [w.split(":")[0] for w in summary.warnings] == [
+        "no reviewed samples",
+        "no train samples",
+        "no test samples",
+    ]
+    people = users(conn, a2="annotator", r2="reviewer")
+    done = store.save(conn, 1, people["a2"], "annotate", hallucinated, None)
+    store.save(conn, 1, people["r2"], "accept", {}, done.version)
+    test.write_text("a test split of an earlier export\n")
+    # everything in the test split: no train file; then everything in train: the old test
+    # file goes (it would mix an earlier split into this one)
+    summary = export(conn, project.db, out, split_by_image=True, test_fraction=1.0)
+    assert summary.files == [out, test] and not train.exists()
+    assert summary.warnings == [f"no train samples: {train} not written"]
+    summary = export(conn, project.db, out, split_by_image=True, test_fraction=0.0)
+    assert summary.files == [out, train] and not test.exists()
+    assert "earlier export was removed" in summary.warnings[0]
+    assert validate_file(train)[1] == []
+    conn.close()
+
+
+def test_insert_or_replace_cannot_rewrite_history(project, hallucinated):
+    conn = db.connect(project.db)
+    people = users(conn, a2="annotator")
+    saved = store.save(conn, 1, people["a2"], "annotate", hallucinated, None)
+    forged = (
+        "INSERT OR REPLACE INTO versions(id, item_id, stage, action, author_id, created, "
+        "payload) VALUES (?, 1, 'annotate', 'annotate', ?, 0, '{\"verdict\": \"correct\"}')"
+    )
+    replace_item = (
+        "INSERT OR REPLACE INTO items(id, key, image, caption, width, height, created) "
+        "VALUES (?, ?, 'street.png', 'Something else entirely.', 400, 300, 0)"
+    )
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute(forged, (saved.version, people["a2"].id))
+    for item_id, key in ((1, "new-key"), (999, "street#1")):  # by id, and by the unique key
+        with pytest.raises(sqlite3.IntegrityError, match="never"):
+            conn.execute(replace_item, (item_id, key))
+    with pytest.raises(sqlite3.IntegrityError, match="never"):
+        conn.execute("REPLACE INTO items SELECT * FROM items WHERE id = 2")
+    # a file made before the insert triggers: recursive triggers still fire the delete ones
+    conn.execute("DROP TRIGGER versions_no_replace")
+    conn.execute("DROP TRIGGER items_no_replace")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute(forged, (saved.version, people["a2"].id))
+    with pytest.raises(sqlite3.IntegrityError, match="never deleted"):
+        conn.execute(replace_item, (1, "new-key"))
+    conn.close()
+    db.connect(project.db, create=True).close()  # `init` on the file adds them back
+    conn = db.connect(project.db)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute(forged, (saved.version, people["a2"].id))
+    assert store.history(conn, 1)[0]["annotation"]["verdict"] == "hallucinated"
+    assert store.item_row(conn, 1)["caption"] == "A red car is parked next to the tree."
+    assert store.check_consistency(conn) == []
+    conn.close()
+
+
+def test_a_failed_first_import_records_no_images_folder(tmp_path, make_project, monkeypatch):
+    source = make_project(tmp_path / "source")
+    path = tmp_path / "fresh.sqlite"
+    conn = db.connect(path, create=True)
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    with pytest.raises(DataError, match="not an image file inside"):
+        store.import_pairs(conn, path, source.root / "scored.jsonl", wrong)
+    assert db.get_meta(conn, "images_root") is None
+    assert conn.execute("SELECT count(*) FROM items").fetchone()[0] == 0
+
+    # image headers are read before the write transaction, which would block every save
+    read_sizes = []
+
+    def image_size(image):
+        assert not conn.in_transaction
+        read_sizes.append(image)
+        return Image.open(image).size
+
+    monkeypatch.setattr(store, "image_size", image_size)
+    summary = store.import_pairs(conn, path, source.root / "scored.jsonl", source.images)
+    assert summary.added == 4 and len(read_sizes) == 4
+    assert db.images_root(conn, path) == source.images.resolve()
+    again = store.import_pairs(conn, path, source.root / "scored.jsonl", source.images)
+    assert (again.added, again.existing, len(read_sizes)) == (0, 4, 4)  # not read again
+    conn.close()
+
+
+def test_import_refuses_images_browsers_cannot_show(tmp_path, make_project):
+    project = make_project(tmp_path)
+    Image.new("RGB", (20, 10), "red").save(project.images / "scan.tif")
+    pairs = tmp_path / "tiff.jsonl"
+    pairs.write_text(json.dumps({"id": "t", "image": "scan.tif", "caption": "A red scan."}) + "\n")
+    conn = db.connect(project.db)
+    with pytest.raises(DataError, match=r"browsers cannot show TIFF.*convert it to PNG or JPEG"):
+        store.import_pairs(conn, project.db, pairs, project.images)
+    assert store.item_row(conn, 5) is None
+    conn.close()
 
 
 def test_import_refuses_paths_outside_the_images_folder(tmp_path, make_project):

@@ -10,7 +10,7 @@ from PIL import Image
 from gavel.curate.alignment import read_rating, score_pairs
 from gavel.curate.pairs import Pair, write_pairs
 from gavel.models.registry import load_model
-from gavel.prompts import load_template
+from gavel.prompts import Template, load_template
 
 
 def test_ratings_are_read_leniently_and_validated():
@@ -85,6 +85,19 @@ def test_score_keeps_low_pairs_with_reason_and_resumes(tmp_path, server, api_key
     assert lines["car#1"]["alignment"] == 5.0
     assert "alignment" not in lines["car#2"]
     assert "no valid rating" in lines["car#2"]["alignment_error"]
+
+    # another model is asked afresh: the old model's ratings are never labelled with its name
+    other = load_model("openai:rater-2", base_urls=(server.url,), api_key_env="GAVEL_TEST_KEY")
+    score_pairs(pairs, images, other, out, invalid_retries=0, **options)
+    assert server.prompts.total() == 5 + 3
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {line["alignment_model"] for line in lines} == {"rater-2"}
+    # and so is the same model with another prompt (the shipped one, reworded)
+    shipped = load_template("alignment_v1")
+    reworded = Template("mine.txt", shipped.text.replace("You are rating", "Please rate"))
+    model = load_model("openai:rater", base_urls=(server.url,), api_key_env="GAVEL_TEST_KEY")
+    score_pairs(pairs, images, model, out, template=reworded, invalid_retries=0, **options)
+    assert server.prompts.total() == 8 + 3
 
 
 def test_score_command_end_to_end(tmp_path, server, api_key, gavel):

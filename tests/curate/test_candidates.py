@@ -14,6 +14,7 @@ from gavel.curate.importer import import_prompts
 from gavel.curate.pairs import read_pairs
 from gavel.errors import DataError
 from gavel.models.registry import load_model
+from gavel.prompts import Template
 
 
 def photos(tmp_path):
@@ -62,6 +63,16 @@ def test_captions_become_one_pair_per_sentence_and_resume(tmp_path, server, api_
     model = load_model("openai:captioner", base_urls=(server.url,), api_key_env="GAVEL_TEST_KEY")
     caption_images(root, model, out, concurrency=2, progress=False)
     assert server.hits == hits  # every image was answered already
+
+    # another model, or another prompt, is asked afresh instead of reusing the old replies
+    other = load_model("openai:writer-2", base_urls=(server.url,), api_key_env="GAVEL_TEST_KEY")
+    caption_images(root, other, out, concurrency=2, progress=False)
+    assert server.hits == hits + 2
+    assert {p.source for p in read_pairs(out)} == {"writer-2"}
+    mine = Template("mine.txt", "Describe the picture in five plain sentences.")
+    caption_images(root, other, out, template=mine, concurrency=2, progress=False)
+    assert server.hits == hits + 4
+    assert "five plain sentences" in json.dumps(server.received[-1][1]["messages"])
 
 
 def test_generated_images_with_prompts_from_jsonl_and_csv(tmp_path):

@@ -4,6 +4,9 @@ Every request except the login page and the static files needs a user: a session
 (after logging in with the access token) or ``Authorization: Bearer TOKEN``. A user only ever
 sees items of their own stage. Database work runs in worker threads, one short-lived SQLite
 connection per request, so a slow save never blocks other people's pages.
+
+Logging in replaces the browser's session: the one its cookie named is deleted, so a cookie
+copied before a login (or left by the previous person at a shared computer) stops working.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from gavel.annotate.security import (
     BodyTooLarge,
     SecurityHeaders,
     cross_site,
+    origin_host,
+    parse_origin,
     read_body,
     same_secret,
 )
@@ -40,8 +45,8 @@ from gavel.annotate.users import (
     SESSION_SECONDS,
     Session,
     end_session,
+    replace_session,
     session_by_id,
-    start_session,
     user_by_token,
 )
 from gavel.curate.images import resolve_image
@@ -51,16 +56,6 @@ LOGIN_COOKIE = "gavel_login"
 MAX_JSON = 256 * 1024
 MAX_FORM = 8 * 1024
 DASHBOARD_ROLES = ("reviewer", "checker")
-_MEDIA = {
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".png": "image/png",
-    ".webp": "image/webp",
-    ".bmp": "image/bmp",
-    ".gif": "image/gif",
-    ".tif": "image/tiff",
-    ".tiff": "image/tiff",
-}
 T = TypeVar("T")
 
 
@@ -71,10 +66,20 @@ class Denied(Exception):
         self.response = response
 
 
-def create_app(db_path: str | Path, *, allowed_hosts: list[str] | None = None) -> Starlette:
+def create_app(
+    db_path: str | Path,
+    *,
+    allowed_hosts: list[str] | None = None,
+    public_origin: str | None = None,
+) -> Starlette:
     """The app for one project file. ``allowed_hosts`` guards against DNS rebinding (the
-    default accepts only loopback names)."""
+    default accepts only loopback names). ``public_origin`` (``https://name[:port]``, from
+    :func:`gavel.annotate.security.parse_origin`) is the address browsers use when a TLS proxy
+    is in front: the server itself sees only the proxy's plain HTTP, so it could neither
+    recognise its own pages' ``Origin`` nor know that cookies may be ``Secure``."""
     db_path = Path(db_path)
+    public_origin = parse_origin(public_origin) if public_origin else None  # as browsers send it
+    public_https = bool(public_origin and public_origin.startswith("https://"))
     with db.opened(db_path) as conn:
         root = db.images_root(conn, db_path)
     templates = Environment(
@@ -109,8 +114,11 @@ def create_app(db_path: str | Path, *, allowed_hosts: list[str] | None = None) -
             raise Denied(JSONResponse({"error": "log in first (a valid token is needed)"}, 401))
         raise Denied(RedirectResponse("/login", status_code=303))
 
+    def secure(request: Request) -> bool:
+        return public_https or request.url.scheme == "https"
+
     def check_csrf(request: Request, session: Session, form_token: str | None = None) -> None:
-        if cross_site(request):
+        if cross_site(request, public_origin):
             raise Denied(JSONResponse({"error": "cross-site request refused"}, 403))
         if not session.csrf:  # bearer token: no ambient credential, nothing to forge
             return
@@ -142,33 +150,40 @@ def create_app(db_path: str | Path, *, allowed_hosts: list[str] | None = None) -
 
     # --- login ----------------------------------------------------------------------------
 
-    def login_page(error: str | None = None, status: int = 200) -> Response:
+    def login_page(request: Request, error: str | None = None, status: int = 200) -> Response:
         nonce = secrets.token_urlsafe(24)
         response = page("login.html", status, login_csrf=nonce, error=error, session=None)
         response.set_cookie(
-            LOGIN_COOKIE, nonce, max_age=3600, httponly=True, samesite="strict", path="/login"
+            LOGIN_COOKIE,
+            nonce,
+            max_age=3600,
+            httponly=True,
+            samesite="strict",
+            secure=secure(request),
+            path="/login",
         )
         return response
 
     @handler()
     async def login_form(request: Request) -> Response:
-        return login_page()
+        return login_page(request)
 
     @handler()
     async def login(request: Request) -> Response:
-        if cross_site(request):
-            return login_page("Cross-site login refused.", 403)
+        if cross_site(request, public_origin):
+            return login_page(request, "Cross-site login refused.", 403)
         if "application/x-www-form-urlencoded" not in request.headers.get("content-type", ""):
-            return login_page("Send the login form.", 400)
+            return login_page(request, "Send the login form.", 400)
         form = parse_qs((await read_body(request, MAX_FORM)).decode("utf-8", "replace"))
         nonce = (form.get("csrf") or [""])[0]
         if not same_secret(nonce, request.cookies.get(LOGIN_COOKIE)):
-            return login_page("The login form expired; try again.", 403)
+            return login_page(request, "The login form expired; try again.", 403)
         token = (form.get("token") or [""])[0].strip()
         user = await in_db(lambda conn: user_by_token(conn, token))
         if user is None:
-            return login_page("Unknown or disabled token.", 401)
-        session_id = await in_db(lambda conn: start_session(conn, user))
+            return login_page(request, "Unknown or disabled token.", 401)
+        previous = request.cookies.get(SESSION_COOKIE, "")
+        session_id = await in_db(lambda conn: replace_session(conn, user, previous))
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
             SESSION_COOKIE,
@@ -176,10 +191,12 @@ def create_app(db_path: str | Path, *, allowed_hosts: list[str] | None = None) -
             max_age=SESSION_SECONDS,
             httponly=True,
             samesite="strict",
-            secure=request.url.scheme == "https",
+            secure=secure(request),
             path="/",
         )
-        response.delete_cookie(LOGIN_COOKIE, path="/login")
+        response.delete_cookie(
+            LOGIN_COOKIE, path="/login", secure=secure(request), httponly=True, samesite="strict"
+        )
         return response
 
     @handler()
@@ -190,7 +207,9 @@ def create_app(db_path: str | Path, *, allowed_hosts: list[str] | None = None) -
         cookie = request.cookies.get(SESSION_COOKIE, "")
         await in_db(lambda conn: end_session(conn, cookie))
         response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(SESSION_COOKIE, path="/")
+        response.delete_cookie(
+            SESSION_COOKIE, path="/", secure=secure(request), httponly=True, samesite="strict"
+        )
         return response
 
     # --- pages ----------------------------------------------------------------------------
@@ -240,7 +259,7 @@ def create_app(db_path: str | Path, *, allowed_hosts: list[str] | None = None) -
         if row is None or row["stage"] != session.user.stage:
             raise store.Forbidden(f"item {item_id} is not waiting for a {session.user.role}")
         path = resolve_image(root, row["image"])  # checked again: the folder may have changed
-        media = _MEDIA.get(Path(row["image"]).suffix.lower())
+        media = store.MEDIA_TYPES.get(Path(row["image"]).suffix.lower())
         if path is None or media is None:
             return JSONResponse({"error": "image not found"}, 404)
         return FileResponse(
@@ -322,7 +341,9 @@ def create_app(db_path: str | Path, *, allowed_hosts: list[str] | None = None) -
         Route("/favicon.ico", lambda request: Response(status_code=204), methods=["GET"]),
         Mount("/static", app=static, name="static"),
     ]
-    hosts = allowed_hosts or ["127.0.0.1", "localhost", "[::1]"]
+    hosts = list(allowed_hosts or ["127.0.0.1", "localhost", "[::1]"])
+    if public_origin:  # a proxy that passes the browser's Host on
+        hosts.append(origin_host(public_origin))
     middleware = [
         Middleware(SecurityHeaders),
         Middleware(TrustedHostMiddleware, allowed_hosts=hosts),

@@ -6,6 +6,11 @@ Why it is built this way:
   when, the full annotation as JSON, and the version it was based on). Triggers make that table
   append-only: SQLite itself refuses an UPDATE or DELETE of a version, whatever code asks.
   ``items`` only points at its latest version (``head``) and records the stage it is in.
+  ``INSERT OR REPLACE`` (and ``REPLACE``) would get round those triggers, since SQLite deletes
+  the replaced row without firing delete triggers by default: BEFORE INSERT triggers refuse an
+  insert that names an existing version or item, and every connection sets
+  ``recursive_triggers`` so that such a deletion fires the delete triggers as well (the latter
+  also guards files made before the insert triggers existed; ``init`` adds those to them).
 - **Crash safety.** Every write is one ``BEGIN IMMEDIATE`` transaction; the database is in WAL
   mode with ``synchronous=FULL``, so a process killed mid-write leaves the last committed state
   and a committed save survives even a power cut.
@@ -86,6 +91,12 @@ BEFORE UPDATE OF key, image, caption, width, height ON items
 BEGIN SELECT RAISE(ABORT, 'an item''s image and sentence never change'); END;
 CREATE TRIGGER IF NOT EXISTS items_keep BEFORE DELETE ON items
 BEGIN SELECT RAISE(ABORT, 'items are never deleted'); END;
+CREATE TRIGGER IF NOT EXISTS versions_no_replace BEFORE INSERT ON versions
+WHEN EXISTS (SELECT 1 FROM versions WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'versions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS items_no_replace BEFORE INSERT ON items
+WHEN EXISTS (SELECT 1 FROM items WHERE id = NEW.id OR key = NEW.key)
+BEGIN SELECT RAISE(ABORT, 'items are never replaced'); END;
 CREATE TABLE IF NOT EXISTS assignments (
     item_id INTEGER NOT NULL REFERENCES items(id),
     stage TEXT NOT NULL,
@@ -111,6 +122,7 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 30000")
     conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA recursive_triggers = ON")  # REPLACE's deletions fire delete triggers
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
@@ -141,6 +153,17 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+@contextmanager
+def read(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction: every query inside sees the same committed state (WAL gives a
+    reader a snapshot), so numbers read by two queries never mix two moments."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
 
 
 @contextmanager

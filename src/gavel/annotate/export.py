@@ -3,12 +3,19 @@
 Only items that passed review are exported (``reviewed`` and ``checked``), with their latest
 version; pairs the annotators marked unusable are left out. The file is written to a temporary
 name, checked with gavel's own loader (the one ``gavel data validate`` uses), and only then
-renamed into place, so an export that would not load is never left behind.
+renamed into place, so an export that would not load is never left behind. A file that would
+hold no records is not written at all (an empty file passes for a finished export but gives no
+data, and an empty test split silently evaluates nothing); the summary says which, and an older
+file of that name, left by an earlier export, is removed so it cannot be mixed with this one.
+
+All rows are read in one read transaction, so the counts and the records describe the same
+moment even while people keep saving.
 
 Splits are by image: every sentence of one image lands in the same split, so no test image was
-seen in training. Images are ordered by a seeded hash of their path and the first
-``round(test_fraction * images)`` form the test split; the assignment of an image does not
-depend on which other images are in the project, so adding images moves few old ones.
+seen in training. An image is in the test split when the seeded SHA-256 of its path, read as a
+fraction of 2**256, is below ``test_fraction``: its split depends on nothing but its own path,
+the seed and the fraction, never on the other images, so an image never changes split between
+two exports as the project grows (the test share is ``test_fraction`` on average, not exactly).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pathlib import Path
 import msgspec
 
 from gavel.annotate import payload as annotations
-from gavel.annotate.db import images_root
+from gavel.annotate.db import images_root, read
 from gavel.benchmarks.gavel_data import validate_file
 from gavel.errors import DataError
 from gavel.io.files import plain_mode
@@ -41,15 +48,19 @@ class ExportSummary:
     image_prefix: str
     images_root: Path
     files: list[Path]
+    #: What was not written, and why (an empty file; an older file removed): shown as warnings.
+    warnings: list[str]
+
+
+def image_split(image: str, test_fraction: float, seed: int) -> str:
+    """``"test"`` or ``"train"`` for one image, from its own seeded hash alone."""
+    value = int.from_bytes(hashlib.sha256(f"{seed}:{image}".encode()).digest(), "big")
+    return "test" if value < test_fraction * 2**256 else "train"
 
 
 def split_images(images: list[str], test_fraction: float, seed: int) -> dict[str, str]:
-    """``{image: "train" | "test"}`` with ``round(test_fraction * len(images))`` test images."""
-    ordered = sorted(
-        set(images), key=lambda image: hashlib.sha256(f"{seed}:{image}".encode()).digest()
-    )
-    n_test = round(test_fraction * len(ordered))
-    return {image: ("test" if i < n_test else "train") for i, image in enumerate(ordered)}
+    """``{image: "train" | "test"}`` by :func:`image_split`."""
+    return {image: image_split(image, test_fraction, seed) for image in set(images)}
 
 
 def export(
@@ -62,16 +73,17 @@ def export(
     seed: int = 0,
 ) -> ExportSummary:
     out = Path(out)
-    root = images_root(conn, db_path)
+    with read(conn):
+        root = images_root(conn, db_path)
+        rows = conn.execute(
+            "SELECT i.key, i.image, i.caption, i.width, i.height, i.source, v.payload "
+            "FROM items i JOIN versions v ON v.id = i.head "
+            "WHERE i.stage IN ('reviewed', 'checked') ORDER BY i.id"
+        ).fetchall()
+        pending = conn.execute(
+            "SELECT count(*) FROM items WHERE stage NOT IN ('reviewed', 'checked')"
+        ).fetchone()[0]
     prefix = _image_prefix(root, out.resolve().parent)
-    rows = conn.execute(
-        "SELECT i.key, i.image, i.caption, i.width, i.height, i.source, v.payload "
-        "FROM items i JOIN versions v ON v.id = i.head "
-        "WHERE i.stage IN ('reviewed', 'checked') ORDER BY i.id"
-    ).fetchall()
-    pending = conn.execute(
-        "SELECT count(*) FROM items WHERE stage NOT IN ('reviewed', 'checked')"
-    ).fetchone()[0]
     records, unusable = [], 0
     for row in rows:
         annotation = annotations.decode(row["payload"])
@@ -85,13 +97,23 @@ def export(
         for record in records:
             record["split"] = assignment[record["image"]]
             splits[record["split"]] = splits.get(record["split"], 0) + 1
-    files = [out]
-    _write_checked(out, records, out.parent)
+    outputs = [(out, records, "reviewed samples")]
     if split_by_image:
         for split in ("train", "test"):
             path = out.with_name(f"{out.stem}.{split}{out.suffix}")
-            _write_checked(path, [r for r in records if r["split"] == split], out.parent)
+            outputs.append((path, [r for r in records if r["split"] == split], f"{split} samples"))
+    files: list[Path] = []
+    warnings: list[str] = []
+    for path, chosen, what in outputs:
+        if chosen:
+            _write_checked(path, chosen, out.parent)
             files.append(path)
+            continue
+        warning = f"no {what}: {path} not written"
+        if path.is_file():
+            path.unlink()
+            warning += " (the file of an earlier export was removed)"
+        warnings.append(warning)
     return ExportSummary(
         samples=len(records),
         hallucinated=sum(r["hallucinated"] for r in records),
@@ -101,6 +123,7 @@ def export(
         image_prefix=prefix,
         images_root=root,
         files=files,
+        warnings=warnings,
     )
 
 

@@ -11,6 +11,17 @@ when, so two people never overwrite each other silently. Annotators are the exce
 design: they never see each other's work (an item may be marked for two independent
 annotations, to measure agreement), so their saves are accepted while the item still needs an
 annotation from them and refused once it has all it needs.
+
+The item's stage is checked against the user's role before anything else, so a refusal never
+tells someone about an item that is not theirs to see: outside their stage they get
+:class:`Forbidden` and no details. The one exception is the race the conflict message is for:
+a reviewer or checker whose ``base_version`` was superseded by a save of their own stage (the
+item moved on while they had it open) learns who made that save and when, which is what they
+would have seen had they reloaded a moment earlier. Annotators are never told who else
+annotated an item.
+
+Accepting or passing stores the previous version unchanged (plus a note); one that carries an
+annotation differing from that version is refused instead of silently dropping the edit.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ from gavel.annotate import payload as annotations
 from gavel.annotate.db import get_meta, images_root, now, set_meta, write
 from gavel.annotate.users import User
 from gavel.curate.images import image_size, resolve_image
-from gavel.curate.pairs import read_pairs
+from gavel.curate.pairs import Pair, read_pairs
 from gavel.errors import ConfigError, DataError
 
 #: An item handed to someone stays theirs this long unless they save it (then it moves on).
@@ -43,6 +54,16 @@ ACTIONS = {
     "checker": ("pass", "correct"),
 }
 VERSION_STAGE = {"annotator": "annotate", "reviewer": "review", "checker": "check"}
+#: What browsers display, by suffix. Anything else (TIFF above all, common in photo archives)
+#: could be imported but never shown on the item page, so import refuses it.
+MEDIA_TYPES = {
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".png": "image/png",
+    ".webp": "image/webp",
+    ".bmp": "image/bmp",
+    ".gif": "image/gif",
+}
 NEXT_STAGE = {"annotator": "review", "reviewer": "reviewed", "checker": "checked"}
 
 
@@ -101,15 +122,23 @@ def import_pairs(
 ) -> ImportSummary:
     """Add the pairs of a pairs (or GAVEL) file as items; ids already present are skipped.
 
-    The whole import is one transaction. Every image must be a file inside the images folder
-    (its size is read from it); ``double`` is the share of new items, chosen by a seeded hash of
-    their id, that get two independent annotations.
+    Every image must be a file inside the images folder that browsers can show (its size is
+    read from it); ``double`` is the share of new items, chosen by a seeded hash of their id,
+    that get two independent annotations.
+
+    Everything is checked, and every new image's header read, before the one write
+    transaction; that transaction then records the images folder (on first use) together with
+    the items. So a failed import leaves the project exactly as it was (a first import that
+    fails does not pin the wrong folder), and the write lock, which blocks every save in the
+    web app, is held for the inserts only, not while thousands of image files are opened.
     """
     if not 0 <= double <= 1:
         raise ConfigError("--double is a fraction between 0 and 1")
-    root = set_images_root(conn, db_path, images, Path(pairs_file).parent)
+    root = _images_folder(images, Path(pairs_file).parent)
+    _check_images_root(conn, db_path, root)  # fail before reading any image
+    present = {row[0] for row in conn.execute("SELECT key FROM items")}
     summary = ImportSummary()
-    rows = []
+    rows: list[tuple[Pair, tuple[int, int] | None]] = []
     for pair in read_pairs(pairs_file):
         path = resolve_image(root, pair.image)
         if path is None:
@@ -119,18 +148,36 @@ def import_pairs(
                 "image",
                 f"{pair.image!r} (id {pair.id!r}) is not an image file inside {root}",
             )
-        rows.append((pair, path))
+        if pair.id in present:
+            rows.append((pair, None))
+            continue
+        suffix = Path(pair.image).suffix.lower()
+        if suffix not in MEDIA_TYPES:
+            kind = "TIFF" if suffix in (".tif", ".tiff") else f"{suffix or 'suffix-less'} files"
+            raise DataError(
+                pairs_file,
+                None,
+                "image",
+                f"{pair.image!r} (id {pair.id!r}): browsers cannot show {kind}, so it could not "
+                f"be annotated; convert it to PNG or JPEG (accepted: {' '.join(MEDIA_TYPES)})",
+            )
+        try:
+            size = image_size(path)
+        except Exception as error:  # Pillow raises many kinds for unreadable files
+            raise DataError(
+                pairs_file, None, "image", f"cannot read {pair.image!r} ({error})"
+            ) from None
+        rows.append((pair, size))
     with write(conn):
-        for pair, path in rows:
-            if conn.execute("SELECT 1 FROM items WHERE key = ?", (pair.id,)).fetchone():
+        _record_images_root(conn, db_path, root)
+        for pair, size in rows:
+            if (
+                size is None
+                or conn.execute("SELECT 1 FROM items WHERE key = ?", (pair.id,)).fetchone()
+            ):
                 summary.existing += 1
                 continue
-            try:
-                width, height = image_size(path)
-            except Exception as error:  # Pillow raises many kinds for unreadable files
-                raise DataError(
-                    pairs_file, None, "image", f"cannot read {pair.image!r} ({error})"
-                ) from None
+            width, height = size
             needed = 2 if _chosen(pair.id, seed, double) else 1
             conn.execute(
                 "INSERT INTO items(key, image, caption, width, height, source, direction, "
@@ -159,20 +206,34 @@ def set_images_root(
 ) -> Path:
     """Record the images folder (relative to the database's folder) on first use; later calls
     must name the same folder, so every item's image path keeps its meaning."""
-    base = Path(db_path).resolve().parent
+    wanted = _images_folder(images, default)
+    with write(conn):
+        _record_images_root(conn, db_path, wanted)
+    return wanted
+
+
+def _images_folder(images: str | Path | None, default: Path) -> Path:
     wanted = Path(images or default).resolve()
     if not wanted.is_dir():
         raise ConfigError(f"images folder {wanted} not found")
-    relative = os.path.relpath(wanted, base)
-    stored = get_meta(conn, "images_root")
-    if stored is None:
-        with write(conn):
-            set_meta(conn, "images_root", relative)
-    elif images_root(conn, db_path) != wanted:
+    return wanted
+
+
+def _check_images_root(conn: sqlite3.Connection, db_path: str | Path, wanted: Path) -> None:
+    """ConfigError when the project has another images folder already."""
+    if get_meta(conn, "images_root") is not None and images_root(conn, db_path) != wanted:
         raise ConfigError(
             f"this project's images are in {images_root(conn, db_path)}, not {wanted}"
         )
-    return wanted
+
+
+def _record_images_root(conn: sqlite3.Connection, db_path: str | Path, wanted: Path) -> None:
+    """Inside a write transaction: check the folder again (another process may have recorded
+    one meanwhile) and record it when none is."""
+    _check_images_root(conn, db_path, wanted)
+    if get_meta(conn, "images_root") is None:
+        base = Path(db_path).resolve().parent
+        set_meta(conn, "images_root", os.path.relpath(wanted, base))
 
 
 def _chosen(key: str, seed: int, fraction: float) -> bool:
@@ -324,10 +385,12 @@ def save(
         item = item_row(conn, item_id)
         if item is None:
             raise Forbidden(f"item {item_id} is not waiting for a {user.role}")
+        if item["stage"] != user.stage:  # before any conflict: those would tell about the item
+            raise _out_of_stage(conn, item, user, base_version)
         if user.role == "annotator":
             action, base = _annotator_slot(conn, item, user)
         else:
-            _require_head(conn, item, user, base_version)
+            _require_head(conn, item, base_version)
             base = item["head"]
         annotation = _annotation(conn, item, action, submitted)
         cursor = conn.execute(
@@ -356,26 +419,54 @@ def save(
     return Saved(version=version, stage=stage, action=action)  # type: ignore[arg-type]
 
 
+_ALREADY = "You have annotated this item already; your new annotation was not saved."
+
+
+def _out_of_stage(
+    conn: sqlite3.Connection, item: sqlite3.Row, user: User, base_version: int | None
+) -> Exception:
+    """The refusal of a save on an item outside the user's stage.
+
+    :class:`Forbidden`, without details, unless the user's own earlier annotation or a save of
+    their own stage on the very version they opened explains it: then a :class:`Conflict` that
+    tells only that (never who else annotated, never what happened in other stages).
+    """
+    if user.role == "annotator":
+        if _authored(conn, item["id"], user.id, "annotate"):
+            return Conflict(_ALREADY)
+        return Forbidden(
+            f"item {item['id']} is not waiting for an annotator (it has all the annotations it "
+            "needs); your annotation was not saved"
+        )
+    superseding = None
+    if base_version is not None:
+        superseding = conn.execute(
+            "SELECT id FROM versions WHERE item_id = ? AND base_version = ? AND stage = ? "
+            "ORDER BY id LIMIT 1",
+            (item["id"], base_version, VERSION_STAGE[user.role]),
+        ).fetchone()
+    if superseding is None:
+        return Forbidden(f"item {item['id']} is not waiting for a {user.role}")
+    saved = _version_info(conn, superseding[0])
+    return Conflict(
+        f"{_describe(saved)} after you opened it (you opened version {base_version}). "
+        "Your change was not saved.",
+        saved,
+    )
+
+
 def _annotator_slot(conn: sqlite3.Connection, item: sqlite3.Row, user: User) -> tuple[str, None]:
-    """Primary or second independent annotation, or a Conflict when none is needed any more."""
+    """Primary or second independent annotation (the item is in the annotate stage)."""
+    if _authored(conn, item["id"], user.id, "annotate"):
+        raise Conflict(_ALREADY)
     done = conn.execute(
         "SELECT count(*) FROM versions WHERE item_id = ? AND stage = 'annotate'", (item["id"],)
     ).fetchone()[0]
-    if _authored(conn, item["id"], user.id, "annotate"):
-        raise Conflict("You have annotated this item already; your new annotation was not saved.")
-    if item["stage"] != "annotate" or done >= item["needed"]:
-        latest = _latest(conn, item["id"])
-        raise Conflict(
-            f"{_describe(latest)} after you opened it, so it needs no more annotations. "
-            "Your annotation was not saved.",
-            latest,
-        )
     return ("annotate" if done == 0 else "annotate-second"), None
 
 
-def _require_head(
-    conn: sqlite3.Connection, item: sqlite3.Row, user: User, base_version: int | None
-) -> None:
+def _require_head(conn: sqlite3.Connection, item: sqlite3.Row, base_version: int | None) -> None:
+    """Conflict when the item (in the user's stage) is no longer at the version they opened."""
     if item["head"] != base_version:
         latest = _latest(conn, item["id"])
         raise Conflict(
@@ -383,8 +474,6 @@ def _require_head(
             "Your change was not saved; reload the item to see theirs.",
             latest,
         )
-    if item["stage"] != user.stage:
-        raise Forbidden(f"item {item['id']} is not waiting for a {user.role}")
 
 
 def _annotation(
@@ -393,10 +482,39 @@ def _annotation(
     if action in ("accept", "pass"):
         head = conn.execute("SELECT payload FROM versions WHERE id = ?", (item["head"],)).fetchone()
         accepted = annotations.decode(head[0])
-        note = submitted.get("note", "") if isinstance(submitted, dict) else ""
-        accepted.note = str(note).strip()[: annotations.MAX_NOTE]
+        if submitted is not None and not isinstance(submitted, dict):
+            raise annotations.PayloadError("annotation", "expected an object (or nothing)")
+        submitted = submitted or {}
+        _require_unchanged(submitted, accepted, item, action)
+        accepted.note = str(submitted.get("note", "")).strip()[: annotations.MAX_NOTE]
         return accepted
     return annotations.parse_annotation(submitted, item["width"], item["height"])
+
+
+def _require_unchanged(
+    submitted: dict[str, Any], head: annotations.Annotation, item: sqlite3.Row, action: str
+) -> None:
+    """An accept or pass keeps the head as it is; if it carries an annotation (the page sends
+    what its form holds) that is not the head, the person changed something they would lose:
+    refuse, so nothing is dropped silently. Only the note may differ."""
+    fields = {key: value for key, value in submitted.items() if key != "note"}
+    if not fields:
+        return
+    try:
+        given = annotations.parse_annotation({**fields, "note": ""}, item["width"], item["height"])
+    except annotations.PayloadError:
+        given = None
+    if given is None or (given.verdict, given.explanation, given.category, given.boxes) != (
+        head.verdict,
+        head.explanation,
+        head.category,
+        head.boxes,
+    ):
+        raise annotations.PayloadError(
+            "annotation",
+            f"to {action} is to keep version {item['head']} as it is, but the annotation sent "
+            "differs from it; save it as a correction instead, or reload to drop the change",
+        )
 
 
 def _stage_after(conn: sqlite3.Connection, item: sqlite3.Row, user: User) -> str:
@@ -409,10 +527,16 @@ def _stage_after(conn: sqlite3.Connection, item: sqlite3.Row, user: User) -> str
 
 
 def _latest(conn: sqlite3.Connection, item_id: int) -> dict[str, Any] | None:
+    row = conn.execute("SELECT max(id) FROM versions WHERE item_id = ?", (item_id,)).fetchone()
+    return _version_info(conn, row[0]) if row[0] is not None else None
+
+
+def _version_info(conn: sqlite3.Connection, version_id: int) -> dict[str, Any] | None:
+    """Who saved a version, how and when (what a conflict message tells)."""
     row = conn.execute(
         "SELECT v.id, v.action, v.created, u.name, u.role FROM versions v "
-        "JOIN users u ON u.id = v.author_id WHERE v.item_id = ? ORDER BY v.id DESC LIMIT 1",
-        (item_id,),
+        "JOIN users u ON u.id = v.author_id WHERE v.id = ?",
+        (version_id,),
     ).fetchone()
     if row is None:
         return None

@@ -91,10 +91,19 @@ def user_by_token(conn: sqlite3.Connection, token: str) -> User | None:
 
 def start_session(conn: sqlite3.Connection, user: User) -> str:
     """A new session for ``user``; returns its id (for the cookie; stored only hashed)."""
+    return replace_session(conn, user, None)
+
+
+def replace_session(conn: sqlite3.Connection, user: User, previous: str | None) -> str:
+    """A new session for ``user`` that ends ``previous`` (the id the browser's cookie held, of
+    whichever user) in the same transaction: a login replaces the browser's session, so an old
+    copy of its cookie cannot outlive it. Returns the new id (stored only hashed)."""
     session_id = secrets.token_urlsafe(32)
     created = now()
     with write(conn):
         conn.execute("DELETE FROM sessions WHERE expires < ?", (created,))
+        if previous:
+            conn.execute("DELETE FROM sessions WHERE id_sha256 = ?", (digest(previous),))
         conn.execute(
             "INSERT INTO sessions(id_sha256, user_id, csrf, created, expires) VALUES (?, ?, ?, ?, ?)",
             (

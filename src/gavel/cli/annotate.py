@@ -66,8 +66,10 @@ def init(
     db_path.parent.mkdir(parents=True, exist_ok=True)
     conn = db.connect(db_path, create=True)
     try:
-        if images is not None:
+        if images is not None and not pairs:
             set_images_root(conn, db_path, images, images)
+        # With pairs, each import records the folder in the transaction that adds its items:
+        # a first import that fails must not leave the folder recorded.
         for pairs_file in pairs:
             summary = import_pairs(conn, db_path, pairs_file, images, double=double, seed=seed)
             skipped = f", {summary.existing} already there" if summary.existing else ""
@@ -140,13 +142,27 @@ def user_enable(db_path: Path, name: str) -> None:
     click.echo(f"enabled {name!r}", err=True)
 
 
+def _public_origin(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Checked while parsing, so a typo fails before anything is opened or bound."""
+    if value is None:
+        return None
+    from gavel.annotate.security import parse_origin
+
+    try:
+        return parse_origin(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
 @annotate.command()
 @_DB
 @click.option(
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on; anything but loopback exposes the server to the network.",
+    help="Address to listen on; anything but loopback exposes the server to the network. A "
+    "wildcard (0.0.0.0, ::) needs --allowed-host or --public-origin: requests are accepted only "
+    "for host names the server knows.",
 )
 @click.option(
     "--port",
@@ -161,11 +177,30 @@ def user_enable(db_path: Path, name: str) -> None:
     multiple=True,
     help="Extra Host header value to accept (e.g. a proxy's name); repeatable.",
 )
+@click.option(
+    "--public-origin",
+    callback=_public_origin,
+    default=None,
+    metavar="URL",
+    help="The address browsers use when a TLS proxy is in front, e.g. "
+    "https://annotate.example.org[:PORT]: cross-site checks compare with it, and cookies get "
+    "Secure when it is https.",
+)
 @click.option("--access-log", is_flag=True, help="Log every request.")
 def serve(
-    db_path: Path, host: str, port: int, allowed_hosts: tuple[str, ...], access_log: bool
+    db_path: Path,
+    host: str,
+    port: int,
+    allowed_hosts: tuple[str, ...],
+    public_origin: str | None,
+    access_log: bool,
 ) -> None:
-    """Serve the annotation web app (Ctrl+C stops it; every save is already on disk)."""
+    """Serve the annotation web app (Ctrl+C stops it; every save is already on disk).
+
+    \b
+    Behind a TLS proxy (docs/annotate.md, "Behind a TLS proxy"):
+    gavel annotate serve --db project.sqlite --public-origin https://annotate.example.org
+    """
     try:
         from gavel.annotate.server import serve as run_server
     except ImportError as error:
@@ -174,7 +209,12 @@ def serve(
         ) from None
     try:
         run_server(
-            db_path, host=host, port=port, allowed_hosts=list(allowed_hosts), access_log=access_log
+            db_path,
+            host=host,
+            port=port,
+            allowed_hosts=list(allowed_hosts),
+            public_origin=public_origin,
+            access_log=access_log,
         )
     except OSError as error:
         raise ConfigError(f"cannot listen on {host}:{port} ({error})") from None
@@ -193,11 +233,16 @@ def serve(
     type=click.FloatRange(0, 1),
     default=0.2,
     show_default=True,
-    help="Share of images in the test split.",
+    help="Share of images in the test split (on average: each image's split is fixed by a "
+    "seeded hash of its path alone, so it never moves as images are added).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Chooses the test images.")
 def export(db_path: Path, out: Path, split_by_image: bool, test_fraction: float, seed: int) -> None:
-    """Write the reviewed items as GAVEL JSONL (checked with `gavel data validate`'s loader)."""
+    """Write the reviewed items as GAVEL JSONL (checked with `gavel data validate`'s loader).
+
+    A file that would hold no samples (nothing reviewed yet, an empty split) is not written; a
+    warning says so.
+    """
     from gavel.annotate import db
     from gavel.annotate.export import export as write_export
 
@@ -218,6 +263,8 @@ def export(db_path: Path, out: Path, split_by_image: bool, test_fraction: float,
         + (f"; {summary.pending} items not reviewed yet" if summary.pending else ""),
         err=True,
     )
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
     root = summary.images_root
     if not summary.image_prefix and summary.samples and root != out.resolve().parent:
         click.echo(

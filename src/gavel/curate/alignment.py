@@ -10,8 +10,11 @@ Requests go through :func:`gavel.runner.async_runner.run_async` (concurrency, re
 cache, crash-safe resume). A reply is read leniently (code fences, prose around the JSON, a
 score as a string or "4/5"); one without a valid rating is asked again up to
 ``invalid_retries`` times and then fails (:class:`gavel.runner.validating.ValidatingModel`), so
-only valid ratings reach the cache. A request's id is the pair id plus a digest of the prompt and the image path,
-so a changed sentence is asked afresh instead of reusing a stale rating.
+only valid ratings reach the cache. A request's id is the pair id plus a digest of the prompt,
+the image path and the rating model's identity (adapter, endpoint, name and settings, as in the
+answer cache's key), so a changed sentence, prompt or ``--model`` is asked afresh instead of
+reusing a stale rating from the replies file, and ``alignment_model`` names the model that
+actually answered.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from gavel.models.base import Model, Request
 from gavel.parsing.structured import strip_think, structured_candidates
 from gavel.prompts import Template, load_template
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
+from gavel.runner.cache import model_identity
 from gavel.runner.validating import ValidatingModel
 
 TASK = "alignment"
@@ -111,8 +115,9 @@ class ScoreResult:
     run: AsyncRunSummary
 
 
-def request_for(pair: Pair, root: Path, template: Template) -> Request:
-    """The rating request of one pair; its id changes whenever what is asked changes."""
+def request_for(pair: Pair, root: Path, template: Template, identity: str = "") -> Request:
+    """The rating request of one pair; its id changes whenever what is asked, or whom
+    (``identity``, from :func:`gavel.runner.cache.model_identity`), changes."""
     path = resolve_image(root, pair.image)
     if path is None:
         raise DataError(
@@ -122,7 +127,8 @@ def request_for(pair: Pair, root: Path, template: Template) -> Request:
             f"{pair.image!r} (pair {pair.id!r}) is not an image file inside {root}",
         )
     prompt = template.render(caption=pair.caption)
-    digest = hashlib.sha256(f"{template.sha256}\0{pair.image}\0{prompt}".encode()).hexdigest()
+    asked = f"{template.sha256}\0{pair.image}\0{prompt}\0{identity}"
+    digest = hashlib.sha256(asked.encode()).hexdigest()
     return Request(
         sample_id=f"{pair.id}#{digest[:16]}",
         task=TASK,
@@ -153,7 +159,8 @@ def score_pairs(
     images, out = Path(images), Path(out)
     template = template or load_template(DEFAULT_TEMPLATE)
     pairs = list(read_pairs(pairs_file))
-    requests = [request_for(pair, images, template) for pair in pairs]
+    identity = model_identity(model)
+    requests = [request_for(pair, images, template, identity) for pair in pairs]
     replies = Path(replies) if replies is not None else replies_path(out)
     rater = validating_rater(model, template, invalid_retries)
     summary = run_sync(rater, requests, replies, total=len(requests), **run_options)
@@ -163,7 +170,8 @@ def score_pairs(
     for pair, request in zip(pairs, requests, strict=True):
         answer = answers.get(request.sample_id)
         rating = read_rating(answer.response) if answer and answer.error is None else None
-        pair.alignment_model = model.name
+        # the model named in the reply: it is the one whose rating this is
+        pair.alignment_model = (answer.model if answer else None) or model.name
         if rating is None:
             failed += 1
             pair.alignment = pair.alignment_reason = None

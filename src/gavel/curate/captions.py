@@ -4,10 +4,15 @@ The model's answers go through :func:`gavel.runner.async_runner.run_async` into 
 (the predictions format), so captioning gets the runner's concurrency, retries, answer cache
 and crash-safe resume: rerunning the command sends only the images not answered yet. The pairs
 file is then rebuilt from all replies and written atomically.
+
+A reply is keyed by the image, the prompt and the model's identity (adapter, endpoint, name and
+settings, as in the answer cache's key): a rerun with another ``--prompt-file`` or ``--model``
+asks afresh instead of passing off the old model's sentences as the new one's.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +26,7 @@ from gavel.models.base import Model, Request
 from gavel.parsing.structured import strip_think
 from gavel.prompts import Template, load_template
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
+from gavel.runner.cache import model_identity
 
 TASK = "caption"
 DEFAULT_TEMPLATE = "caption_v1"
@@ -41,10 +47,21 @@ def replies_path(out: Path) -> Path:
     return out.with_name(f"{out.stem}.replies.jsonl")
 
 
-def caption_requests(root: Path, images: list[str], template: Template) -> Iterator[Request]:
+def request_id(relative: str, template: Template, identity: str) -> str:
+    """``IMAGE#DIGEST``: the image, plus a digest of the prompt and the model's identity."""
+    asked = f"{template.sha256}\0{relative}\0{identity}"
+    return f"{relative}#{hashlib.sha256(asked.encode()).hexdigest()[:16]}"
+
+
+def caption_requests(
+    root: Path, images: list[str], template: Template, identity: str = ""
+) -> Iterator[Request]:
     for relative in images:
         yield Request(
-            sample_id=relative, task=TASK, prompt=template.text, images=(root / relative,)
+            sample_id=request_id(relative, template, identity),
+            task=TASK,
+            prompt=template.text,
+            images=(root / relative,),
         )
 
 
@@ -63,14 +80,19 @@ def caption_images(
     template = template or load_template(DEFAULT_TEMPLATE)
     images = list_images(root)
     replies = Path(replies) if replies is not None else replies_path(out)
+    identity = model_identity(model)
     summary = run_sync(
-        model, caption_requests(root, images, template), replies, total=len(images), **run_options
+        model,
+        caption_requests(root, images, template, identity),
+        replies,
+        total=len(images),
+        **run_options,
     )
     answers = {p.id: p for p in PredictionReader(replies)}
     pairs: list[Pair] = []
     failed = 0
     for relative in images:
-        answer = answers.get(relative)
+        answer = answers.get(request_id(relative, template, identity))
         if answer is None or answer.error is not None:
             failed += 1
             continue

@@ -103,6 +103,11 @@
   async function submit(action) {
     if (saving) return;
     const annotation = collect();
+    // Accept and pass keep the version on screen as it was (the server refuses one that
+    // carries changes): after an edit, what the person wants kept is their edit, a correction.
+    if ((action === "accept" || action === "pass") && data.annotation && !sameAsOriginal(annotation)) {
+      action = "correct";
+    }
     if (action === "annotate" || action === "correct") {
       const wrong = problem(annotation);
       if (wrong) { show(wrong, "error"); return; }
