@@ -116,6 +116,9 @@ def test_invalid_replies_are_asked_again_then_counted_as_judge_error(server, tmp
     assert judged[1].score == 4
     prompts = list(server.prompts.values())
     assert sorted(prompts) == [1, 2, 3]  # fine once, flaky twice, never 1 + 2 retries
+    # The ledger counts every reply received, refused ones included (6 replies in all).
+    received = sum(len(b["messages"][-1]["content"].split()) for _, b, _ in server.received)
+    assert judge.usage()["prompt_tokens"] == received
     summary = summarize_judged(judged, {})
     assert summary["counts"]["judge_error"] == 1
     assert summary["Avg"] == pytest.approx(20 * (4 + 5) / 2)  # the error is not a 0

@@ -43,9 +43,10 @@ def test_an_invalid_reply_is_asked_again_and_its_tokens_are_counted():
 def test_after_the_retries_the_request_fails_with_the_last_reply():
     inner = Scripted(["a", "b", "c", "d"])
     model = ValidatingModel(inner, str.isdigit, invalid_retries=2, expected="number")
-    with pytest.raises(InvalidAnswerError, match=r"no number in 3 replies; last reply: 'c'"):
+    with pytest.raises(InvalidAnswerError, match=r"no number in 3 replies; last reply: 'c'") as e:
         asyncio.run(model.answer_async(REQUEST))
     assert inner.calls == 3
+    assert e.value.usage == {"prompt_tokens": 30}  # paid for, so the ledger counts them
 
 
 def test_the_runner_does_not_retry_it():

@@ -279,11 +279,17 @@ class _Runner:
                 message = self._describe(error)
                 if attempt:
                     message += f" (after {attempt + 1} attempts)"
+                # Replies that arrived but were refused (a judge's invalid scores) were paid for.
+                usage = getattr(error, "usage", None) or {}
+                self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
+                self.summary.completion_tokens += usage.get("completion_tokens", 0)
                 return Prediction(
                     id=request.sample_id,
                     model=self.model.name,
                     error=message,
                     latency_s=round(time.perf_counter() - started, 4),
+                    prompt_tokens=usage.get("prompt_tokens"),
+                    completion_tokens=usage.get("completion_tokens"),
                 )
         if key is not None:
             self.cache.put(key, answer, self.model.name)  # type: ignore[union-attr]

@@ -6,7 +6,7 @@ own bound. :class:`ValidatingModel` asks again up to ``invalid_retries`` times, 
 :class:`InvalidAnswerError`, which the runner does not retry and writes as an error line (so the
 sample is counted as failed and a rerun asks it again). Only accepted answers are returned, so
 only they reach the answer cache. Tokens of rejected replies are added to the accepted answer's
-usage: the ledger pays for them too.
+usage, or carried by the error: the ledger counts them either way.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from gavel.models.base import Answer, Model, Request
 
 
 class InvalidAnswerError(GavelError):
-    """The model answered, but never acceptably (not retried by the runner)."""
+    """The model answered, but never acceptably (not retried by the runner). ``usage`` holds
+    the tokens of all the rejected replies, which were paid for all the same."""
+
+    def __init__(self, message: str, usage: dict[str, int] | None = None):
+        super().__init__(message)
+        self.usage = dict(usage or {})
 
 
 class ValidatingModel:
@@ -70,7 +75,8 @@ class ValidatingModel:
                     text, sent_size=answer.sent_size, input_size=answer.input_size, usage=usage
                 )
         raise InvalidAnswerError(
-            f"no {self.expected} in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}"
+            f"no {self.expected} in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}",
+            usage,
         )
 
     def answer(self, request: Request) -> Answer:
