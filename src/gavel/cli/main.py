@@ -34,6 +34,7 @@ def cli() -> None:
       gavel synth --n 200 --out synth/             a diagnostic set with exact gold
       gavel generate --data synth/gavel.jsonl --model scene --out pred.jsonl
       gavel score --data synth/gavel.jsonl --predictions pred.jsonl --out run/results.json
+      gavel score ... --judge openai:MODEL         explanation scores (the paper's LLM judge)
       gavel report run/ --out report/              an HTML page with tables, plots, a gallery
       gavel compare a/results.json b/results.json  is A better than B on the same samples?
       gavel judge-agreement a/results.json b/results.json   do two explanation judges agree?
