@@ -120,3 +120,13 @@ def test_run_takes_the_judge_flags_too(gavel, tmp_path):
     assert results["metrics"]["explanation"]["counts"]["total"] == 6
     assert "Avg (proxy)" in done.stdout
     assert not (tmp_path / "run" / "judge-ledger.jsonl").exists()  # nothing paid, no ledger
+
+
+def test_run_checks_the_judge_flags_before_asking_the_model(gavel, tmp_path):
+    assert gavel("synth", "--n", "4", "--out", tmp_path / "set").returncode == 0
+    done = gavel(
+        "run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene",
+        "--out", tmp_path / "run", "--judge", "openai:x", "--judge-price", "nan,1",
+    )  # fmt: skip
+    assert done.returncode == 2 and "--judge-price" in done.stderr
+    assert not (tmp_path / "run" / "predictions.jsonl").exists()  # nothing was generated

@@ -94,7 +94,6 @@ def test_fitted_thresholds_beat_an_evenly_spaced_mapping_on_held_out_data():
 def test_the_shipped_calibration_is_what_the_command_reproduces():
     """Re-run calibration with the settings the shipped file records (about 10 s)."""
     needs_model()
-    from gavel import __version__
     from gavel.judge.calibration import FORMAT, calibrate, command_line
     from gavel.judge.embedding import MODEL_SHA256, TOKENIZER_SHA256
     from gavel.judge.offline import load_calibration
@@ -103,7 +102,7 @@ def test_the_shipped_calibration_is_what_the_command_reproduces():
     meta = shipped["provenance"]
     assert shipped["format"] == FORMAT
     assert meta["model_sha256"] == MODEL_SHA256 and meta["tokenizer_sha256"] == TOKENIZER_SHA256
-    assert meta["gavel_version"] == __version__
+    assert meta["gavel_version"]  # provenance; the numbers must not depend on the version
     assert meta["command"] == command_line(
         meta["n"], meta["fit_seed"], meta["heldout_seed"], meta["difficulty"]
     )

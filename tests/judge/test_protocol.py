@@ -74,3 +74,20 @@ def test_replies_are_read_leniently(reply, score):
 )
 def test_invalid_replies_give_no_score(reply):
     assert read_reply(reply) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ('<think>maybe {"score": 2}</think>{"score": 4, "reason": "x"}', 4),  # drafts ignored
+        ('{"score": 5.0, "reason": "x"}', 5),
+        ('{"score": "5.0"}', 5),
+        ('{"score": 4.5}', None),
+        ('"score": 10 because', None),  # cut-off JSON: the digit must stand alone
+        ('{"score": 4.5', None),
+        ('{"score": 3', 3),
+    ],
+)
+def test_scores_are_whole_numbers_read_after_the_thinking(reply, score):
+    verdict = read_reply(reply)
+    assert (verdict.score if verdict else None) == score

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gavel.cli.generate import generate
-from gavel.cli.score import score
+from gavel.cli.score import judge_for, score
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
 SCORE_OPTIONS = (
@@ -47,6 +47,9 @@ def _run(**kwargs) -> None:
     out: Path = kwargs.pop("out")
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
     predictions = out / "predictions.jsonl"
+    # Judge flags are checked (and the judge built) before any answer is paid for.
+    judge_for(kwargs["benchmark"], out / "results.json",
+              **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
     ctx.invoke(generate, out=predictions, **kwargs)
     ctx.invoke(
         score,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import click
@@ -146,28 +147,35 @@ def _price(text: str | None) -> tuple[float, float] | None:
         raise ConfigError(
             f"--judge-price {text!r}: give two numbers, IN,OUT per 1,000 tokens"
         ) from None
-    if given < 0 or taken < 0:
-        raise ConfigError("--judge-price: prices cannot be negative")
+    if not all(math.isfinite(v) and v >= 0 for v in (given, taken)):
+        raise ConfigError("--judge-price: prices must be finite numbers, 0 or more")
     return given, taken
 
 
-def add_judge_scores(benchmark: str, data_file: Path, image_root: Path | None, out: Path | None,
-                     result: Result, scores: list, **flags) -> None:  # fmt: skip
-    """Run the judge over a scored GAVEL run and record it (metrics, manifest, ledger)."""
+def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **flags):
+    """The judge the flags ask for, or None; built before any scoring or generation, so a
+    wrong flag or a missing extra is reported before the expensive work, not after it."""
+    if judge_spec is None:
+        return None
     if benchmark != "gavel":
         raise ConfigError("--judge scores GAVEL explanations; it does not apply to " + benchmark)
+    return make_judge(out, judge_spec, **flags)
+
+
+def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path | None,
+                     result: Result, scores: list) -> None:  # fmt: skip
+    """Run the judge over a scored GAVEL run and record it (metrics, manifest, ledger)."""
     from gavel.benchmarks.gavel_data import load_samples
     from gavel.judge.apply import judge_result
     from gavel.judge.llm import append_ledger
 
-    judge = make_judge(out, **flags)
     samples, _ = load_samples(data_file, image_root)
     judge_result(result, samples, scores, judge, progress=True)
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
         click.echo(
-            f"judge {judge.name}: {usage['sent']} requests sent, {usage['cached']} from the "
-            f"cache, tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
+            f"judge {judge.name}: {usage['answered']} answered ({usage['cached']} from the "
+            f"cache, {usage['errors']} failed), tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
             err=True,
         )
     if usage is not None and out is not None:
@@ -282,12 +290,10 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
         thinking=thinking, answer_rule=answer_rule, resamples=resamples, seed=seed,
     )  # fmt: skip
     spec = get_benchmark(benchmark)
+    judge = judge_for(benchmark, out, judge_spec, **judge_flags)
     result, scores = spec.evaluate(data_file, predictions, options)
-    if judge_spec is not None:
-        add_judge_scores(
-            benchmark, data_file, image_root, out, result, scores, judge_spec=judge_spec,
-            **judge_flags,
-        )  # fmt: skip
+    if judge is not None:
+        add_judge_scores(judge, data_file, image_root, out, result, scores)
     label = run_name(result, predictions, name)
     if out is not None:
         per_sample = write_run(out, result, scores)

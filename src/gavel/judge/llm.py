@@ -32,6 +32,7 @@ from typing import Any
 import msgspec
 
 from gavel.io.files import atomic_write_lines
+from gavel.io.predictions import PredictionReader
 from gavel.judge.items import JUDGE_ERROR, OK, Judged, JudgeItem, not_answered
 from gavel.judge.protocol import (
     HALLUCINATION_PROMPT,
@@ -198,22 +199,10 @@ class LLMJudge:
 
 
 def _read_replies(path: Path, wanted: set[str]) -> dict[str, Prediction]:
-    """The replies of the current requests (the last line of an id wins)."""
+    """The replies of the current requests (the runner has just read and checked the file)."""
     if not path.exists():
         return {}
-    decoder = msgspec.json.Decoder(Prediction)
-    found: dict[str, Prediction] = {}
-    with path.open("rb") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                reply = decoder.decode(line)
-            except msgspec.DecodeError:
-                continue
-            if reply.id in wanted:
-                found[reply.id] = reply
-    return found
+    return {reply.id: reply for reply in PredictionReader(path) if reply.id in wanted}
 
 
 def _keep_only(path: Path, replies: dict[str, Prediction]) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gavel.parsing.structured import structured_candidates
+from gavel.parsing.structured import strip_think, structured_candidates
 
 PROMPT_VERSION = "gavel-paper-a3"
 MAX_CHARS = 1500
@@ -83,21 +83,36 @@ class Verdict:
     reason: str
 
 
-_SCORE_ONLY = re.compile(r'"score"\s*:\s*"?([1-5])"?')
+#: A score in text that does not parse as JSON; the digit must stand alone ("10", "4.5" do not).
+_SCORE_ONLY = re.compile(r'"score"\s*:\s*"?([1-5])(?:\.0+)?(?![\d.])"?')
+
+
+def _whole_score(value: object) -> int | None:
+    """1–5 given as an integer, a whole float (``5.0``) or such a string; else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and 1 <= value <= 5 else None
 
 
 def read_reply(text: str | None) -> Verdict | None:
-    """The judge's score (an integer 1–5) and reason, read leniently (code fences, text around
-    the JSON, a score given as a string); None when the reply holds no valid score."""
+    """The judge's score (an integer 1–5) and reason, read leniently (a reasoning model's
+    ``<think>`` drafts removed, code fences, text around the JSON, a score given as a string or
+    a whole float); None when the reply holds no valid score."""
     if not text:
         return None
+    text = strip_think(text)
     for value in structured_candidates(text):
         if isinstance(value, dict) and "score" in value:
-            score = value["score"]
-            if isinstance(score, str) and score.strip().isdigit():
-                score = int(score.strip())
-            if isinstance(score, int) and not isinstance(score, bool) and 1 <= score <= 5:
-                return Verdict(score, str(value.get("reason", ""))[:MAX_CHARS])
-            return None
+            score = _whole_score(value["score"])
+            if score is None:
+                return None
+            return Verdict(score, str(value.get("reason", ""))[:MAX_CHARS])
     match = _SCORE_ONLY.search(text)
     return Verdict(int(match.group(1)), "") if match else None

@@ -348,8 +348,9 @@ def _add(
 
 def _read_mapping(path: Path, text: str, document: dict[str, Any]) -> ScoreFile:
     scores = ScoreFile(path=path, source=path, kind=MAPPING, label=_stem(path))
+    key_lines = _key_lines(text)
     for sample, value in document.items():
-        number = _line_of_key(text, sample)
+        number = key_lines.get(sample)
         score = _check_score(path, number, sample, value)
         _add(scores, path, number, sample, score, OK if score is not None else NO_SCORE, None)
     if not scores.lines:
@@ -357,11 +358,23 @@ def _read_mapping(path: Path, text: str, document: dict[str, Any]) -> ScoreFile:
     return scores
 
 
-def _line_of_key(text: str, key: str) -> int | None:
-    """The line a key of a JSON object is on, so an error can point at it (None if not found:
-    a key written with escapes)."""
-    lines = _lines_of_key(text, key)
-    return lines[0] if lines else None
+_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The line each key of a flat JSON object is first on, in one pass over the text, so an
+    error can point at it."""
+    found: dict[str, int] = {}
+    line, position = 1, 0
+    for match in _KEY.finditer(text):
+        line += text.count("\n", position, match.start())
+        position = match.start()
+        try:
+            key = json.loads(f'"{match.group(1)}"')
+        except json.JSONDecodeError:
+            continue
+        found.setdefault(key, line)
+    return found
 
 
 def _lines_of_key(text: str, key: str) -> list[int]:
