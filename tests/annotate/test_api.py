@@ -338,3 +338,25 @@ def test_accept_or_pass_with_a_changed_annotation_is_refused(served, hallucinate
         assert [v["action"] for v in history] == ["annotate", "accept"]
         assert history[1]["annotation"]["note"] == "Looks right."
         assert history[1]["annotation"]["explanation"] == hallucinated["explanation"]
+
+
+def test_an_annotator_cannot_fetch_the_image_of_a_double_item_they_annotated(
+    tmp_path, make_project, start_server, hallucinated
+):
+    project = make_project(tmp_path, double=1.0, users={"a1": "annotator", "a2": "annotator"})
+    server = start_server(project.db)
+    a1, a2 = project.tokens["a1"], project.tokens["a2"]
+    assert server.request("GET", "/image/1", token=a1)[0] == 200
+    status, saved = server.json(
+        "POST",
+        "/api/items/1",
+        token=a1,
+        body={"action": "annotate", "base_version": None, "annotation": hallucinated},
+    )
+    assert status == 200 and saved["stage"] == "annotate"  # still waits for a second person
+    status, error = server.json("GET", "/api/items/1", token=a1)
+    assert status == 403 and "annotated item 1 already" in error["error"]
+    status, _, body = server.request("GET", "/image/1", token=a1)
+    assert status == 403 and b"annotated item 1 already" in body and b"PNG" not in body
+    status, _, image = server.request("GET", "/image/1", token=a2)  # the second annotator may
+    assert status == 200 and image.startswith(b"\x89PNG")

@@ -41,9 +41,11 @@ from gavel.annotate.security import (
     read_body,
     same_secret,
 )
+from gavel.annotate.throttle import TokenBackoff
 from gavel.annotate.users import (
     SESSION_SECONDS,
     Session,
+    User,
     end_session,
     replace_session,
     session_by_id,
@@ -80,6 +82,7 @@ def create_app(
     db_path = Path(db_path)
     public_origin = parse_origin(public_origin) if public_origin else None  # as browsers send it
     public_https = bool(public_origin and public_origin.startswith("https://"))
+    backoff = TokenBackoff()  # wrong tokens per client address, for this server's lifetime
     with db.opened(db_path) as conn:
         root = db.images_root(conn, db_path)
     templates = Environment(
@@ -97,12 +100,36 @@ def create_app(
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(templates.get_template(name).render(**context), status_code=status)
 
+    async def checked_token(
+        request: Request, token: str, too_many: Callable[[str, int], Response]
+    ) -> User | None:
+        """The user of ``token``, or None; Denied with ``too_many(message, seconds)`` while the
+        client waits out its backoff (see :mod:`gavel.annotate.throttle`)."""
+        client = request.client.host if request.client else ""
+        wait = backoff.wait(client)
+        if wait:
+            message = f"too many wrong tokens from your address; try again in {wait} s"
+            response = too_many(message, wait)
+            response.headers["retry-after"] = str(wait)
+            raise Denied(response)
+        backoff.started(client)
+        right = None
+        try:
+            user = await in_db(lambda conn: user_by_token(conn, token))
+            right = user is not None
+        finally:
+            backoff.ended(client, right=right)
+        return user
+
+    def too_many_json(message: str, wait: int) -> Response:
+        return JSONResponse({"error": message, "retry_after": wait}, 429)
+
     async def current(request: Request, *, api: bool) -> Session:
         """The user of this request, or Denied (login redirect for pages, 401 for the API)."""
         header = request.headers.get("authorization", "")
         if header.lower().startswith("bearer "):
             token = header[7:].strip()
-            user = await in_db(lambda conn: user_by_token(conn, token))
+            user = await checked_token(request, token, too_many_json)
             if user is not None:
                 return Session(user, csrf="")
         else:
@@ -179,7 +206,11 @@ def create_app(
         if not same_secret(nonce, request.cookies.get(LOGIN_COOKIE)):
             return login_page(request, "The login form expired; try again.", 403)
         token = (form.get("token") or [""])[0].strip()
-        user = await in_db(lambda conn: user_by_token(conn, token))
+
+        def too_many(message: str, wait: int) -> Response:
+            return login_page(request, message[0].upper() + message[1:] + ".", 429)
+
+        user = await checked_token(request, token, too_many)
         if user is None:
             return login_page(request, "Unknown or disabled token.", 401)
         previous = request.cookies.get(SESSION_COOKIE, "")
@@ -255,9 +286,7 @@ def create_app(
     async def image(request: Request) -> Response:
         session = await current(request, api=False)
         item_id = request.path_params["item_id"]
-        row = await in_db(lambda conn: store.item_row(conn, item_id))
-        if row is None or row["stage"] != session.user.stage:
-            raise store.Forbidden(f"item {item_id} is not waiting for a {session.user.role}")
+        row = await in_db(lambda conn: store.visible_item(conn, item_id, session.user))
         path = resolve_image(root, row["image"])  # checked again: the folder may have changed
         media = store.MEDIA_TYPES.get(Path(row["image"]).suffix.lower())
         if path is None or media is None:

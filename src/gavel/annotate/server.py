@@ -49,15 +49,19 @@ def serve(
     allowed_hosts: list[str] | None = None,
     public_origin: str | None = None,
     access_log: bool = False,
+    request_seconds: float | None = None,
+    max_connections: int | None = None,
 ) -> None:
     """Serve a project until interrupted; prints ``serving ... on http://HOST:PORT``.
 
     ``public_origin`` (checked with :func:`gavel.annotate.security.parse_origin`) is the
-    address of a TLS proxy in front, as browsers see it.
+    address of a TLS proxy in front, as browsers see it. ``request_seconds`` and
+    ``max_connections`` change the limits of :mod:`gavel.annotate.connections`.
     """
     import uvicorn
 
     from gavel.annotate.app import create_app
+    from gavel.annotate.connections import uvicorn_options
     from gavel.annotate.security import parse_origin
 
     if public_origin is not None:
@@ -104,6 +108,11 @@ def serve(
         flush=True,
     )
     config = uvicorn.Config(
-        app, log_level="warning", access_log=access_log, proxy_headers=False, server_header=False
+        app,
+        log_level="warning",
+        access_log=access_log,
+        proxy_headers=False,
+        server_header=False,
+        **uvicorn_options(request_seconds, max_connections),
     )
     uvicorn.Server(config).run(sockets=[sock])

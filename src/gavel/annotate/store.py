@@ -299,17 +299,26 @@ def item_row(conn: sqlite3.Connection, item_id: int) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
 
 
-def view_item(conn: sqlite3.Connection, item_id: int, user: User) -> ItemView:
-    """The item as ``user`` may see it; :class:`Forbidden` outside their stage.
-
-    Annotators see the image and the sentence only (never another annotator's work);
-    reviewers and checkers also see the current annotation and the item's history.
+def visible_item(conn: sqlite3.Connection, item_id: int, user: User) -> sqlite3.Row:
+    """The item's row when ``user`` may see it (the item and its image alike): it waits in
+    their stage and, for an annotator of a double item, they have not annotated it already
+    (the second annotation must not be shaped by a second look); :class:`Forbidden` otherwise.
     """
     item = item_row(conn, item_id)
     if item is None or item["stage"] != user.stage:
         raise Forbidden(f"item {item_id} is not waiting for a {user.role}")
     if user.role == "annotator" and _authored(conn, item_id, user.id, "annotate"):
         raise Forbidden(f"you have annotated item {item_id} already")
+    return item
+
+
+def view_item(conn: sqlite3.Connection, item_id: int, user: User) -> ItemView:
+    """The item as ``user`` may see it; :class:`Forbidden` outside their stage.
+
+    Annotators see the image and the sentence only (never another annotator's work);
+    reviewers and checkers also see the current annotation and the item's history.
+    """
+    item = visible_item(conn, item_id, user)
     view = ItemView(
         id=item["id"],
         key=item["key"],
