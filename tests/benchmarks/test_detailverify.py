@@ -133,6 +133,21 @@ def test_modify_other_than_yes_counts_as_unmodified_as_officially(tmp_path):
     assert not sample.modified and sample.caption == "A lake."
 
 
+def test_a_boolean_modify_counts_as_unmodified_as_officially_with_a_warning(tmp_path):
+    # The official converter tests Modify == "Yes", which a JSON true never is.
+    rows = [
+        real("t.jpg", "A <Hallucination>red</Hallucination> car.", modify=True, gt="A blue car."),
+        real("f.jpg", "A calm lake.", modify=False),
+    ]
+    samples = load_samples(write_jsonl(tmp_path / "d.jsonl", rows))
+    assert [s.modified for s in samples] == [False, False]
+    assert samples[0].caption == "A blue car."  # GT_description, not the tagged caption
+    answers = {"t.jpg": result("NO HALLUCINATION"), "f.jpg": result("NO HALLUCINATION")}
+    result_, _ = run(tmp_path, rows, answers)
+    (warning,) = [w for w in result_.warnings if "Modify a JSON boolean" in w]
+    assert warning.startswith("2 line(s)") and "even when true" in warning
+
+
 def test_synthetic_layout_and_labels_from_applied_edits(tmp_path):
     row = synthetic(
         "images/chart/plot_3.png",

@@ -215,6 +215,8 @@ def _loader_warnings(report: Counter[str]) -> list[str]:
         "(kept as text, as officially)",
         "unusual_modify": "line(s) with Modify neither 'Yes' nor 'No' (treated as unmodified, "
         "as officially)",
+        "boolean_modify": "line(s) with Modify a JSON boolean: treated as unmodified, even when "
+        "true, as the official code compares with the string 'Yes' (write \"Yes\" or \"No\")",
         "unmodified_with_tags": "unmodified sample(s) whose description_tag carries tags "
         "(scored against those tags, as officially)",
         "unreadable_model_reply": "synthetic line(s) with an unreadable model_reply (no labels)",

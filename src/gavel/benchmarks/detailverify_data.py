@@ -8,7 +8,8 @@ real_test (``filename``, ``category``, ``GT_description``, ``Modify``, ``descrip
 ``hallucination_labels`` as ``[{text, labels}]``)
     id = ``filename``; image = ``<category>/<filename>``; exactly ``<Hallucination>`` and
     ``</Hallucination>`` become upper case; the caption shown to the model is
-    ``GT_description`` when ``Modify`` is not ``"Yes"``, else ``description_tag`` without tags.
+    ``GT_description`` when ``Modify`` is not the string ``"Yes"`` (a JSON ``true`` included, as
+    officially), else ``description_tag`` without tags.
 
 synthetic_test (``image_path``, ``description_tag``, ``hallucination_labels`` as edits)
     id = base name of ``image_path``; image = that base name; tags used as they are; always
@@ -151,9 +152,12 @@ class DetailVerifyLoader:
             raise self.fail(number, "category", f"{category!r} is not a plain folder name")
         tagged = normalize_gold_tags(str(raw.description_tag))
         self.report["odd_case_gold_tags"] += odd_case_tags(tagged)
-        # Official: is_modified = (Modify == "Yes"); "yes" or "No" both show GT_description.
-        modified = raw.Modify if isinstance(raw.Modify, bool) else raw.Modify == "Yes"
-        if raw.Modify not in ("Yes", "No", True, False):
+        # Official: is_modified = (Modify == "Yes"); "yes", "No" and the JSON boolean true
+        # (which never equals the string "Yes") all show GT_description.
+        modified = raw.Modify == "Yes"
+        if isinstance(raw.Modify, bool):
+            self.report["boolean_modify"] += 1
+        elif raw.Modify not in ("Yes", "No"):
             self.report["unusual_modify"] += 1
         labels = [(item.text, item.labels) for item in self._labels(number, raw, RealLabel)]
         return DetailVerifySample(
