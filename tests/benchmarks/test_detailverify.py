@@ -609,3 +609,33 @@ def test_an_unmodified_sample_with_gold_tags_is_scored_against_them(tmp_path):
     result_, (score,) = run(tmp_path, [row], {"h.jpg": result("NO HALLUCINATION")})
     assert score.gold_flags == [1] and score.token == [0.0, 0.0, 0.0, 0.0]
     assert any("unmodified sample(s)" in w for w in result_.warnings)
+
+
+def test_empty_length_strata_are_null_or_the_official_zero(tmp_path):
+    # All three worked-example captions are short: medium and long have no caption.
+    default, _ = run(tmp_path, [A, B, C], ANSWERS)
+    official, _ = run(tmp_path, [A, B, C], ANSWERS, empty_groups="zero")
+    for stratum in ("medium (100-150)", "long (>=150)"):
+        assert default.metrics["length"][stratum] == {
+            "precision": None,
+            "recall": None,
+            "f1": None,
+            "iou": None,
+            "count": 0,
+        }
+        assert official.metrics["length"][stratum] == {
+            "precision": 0.0,
+            "recall": 0.0,
+            "f1": 0.0,
+            "iou": 0.0,
+            "count": 0,
+        }
+    # The stratum with captions, and everything else, is the same either way.
+    assert official.metrics["length"]["short (<100)"] == default.metrics["length"]["short (<100)"]
+    assert official.metrics["length"]["short (<100)"]["f1"] == pytest.approx(100 * 0.4 / 3)
+    assert {k: v for k, v in official.metrics.items() if k != "length"} == {
+        k: v for k, v in default.metrics.items() if k != "length"
+    }
+    assert official.manifest.settings["empty_groups"] == "zero"
+    with pytest.raises(ConfigError, match="empty_groups"):
+        DetailVerifySettings(empty_groups="zeros")

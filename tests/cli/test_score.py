@@ -82,3 +82,30 @@ def test_help_explains_options(gavel):
     assert done.returncode == 0
     for option in ("--box-format", "--match", "--format", "--bootstrap", "rel1000", "hungarian"):
         assert option in done.stdout
+
+
+def test_detailverify_empty_groups_option(gavel, tmp_path):
+    data = tmp_path / "real_test.jsonl"
+    row = {
+        "filename": "a.jpg",
+        "category": "Nature",
+        "GT_description": "A red car.",
+        "description_tag": "A <Hallucination>red</Hallucination> car.",
+    }
+    data.write_text(json.dumps(row) + "\n")
+    predictions = tmp_path / "pred.jsonl"
+    answer = "<result>A <HALLUCINATION>red</HALLUCINATION> car.</result>"
+    predictions.write_text(json.dumps({"id": "a.jpg", "response": answer}) + "\n")
+    strata = {}
+    for choice in ("null", "zero"):
+        out = tmp_path / choice / "results.json"
+        done = gavel(
+            "score", "--benchmark", "detailverify", "--data", data, "--predictions", predictions,
+            "--out", out, "--bootstrap", "0", "--empty-groups", choice,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        strata[choice] = json.loads(out.read_text())["metrics"]["length"]
+    # One caption of 3 tokens, found exactly: short is 100 either way; long has no caption.
+    assert strata["null"]["short (<100)"]["f1"] == strata["zero"]["short (<100)"]["f1"] == 100.0
+    assert strata["null"]["long (>=150)"]["f1"] is None
+    assert strata["zero"]["long (>=150)"]["f1"] == 0.0

@@ -57,6 +57,9 @@ __all__ = [
 
 NAME = "detailverify"
 MODES = ("official", "strict")
+#: What an empty length stratum shows: ``null`` (no mean), or ``zero`` (0.0, as the official
+#: ``calculate_metrics.py`` writes, for comparing with its output number for number).
+EMPTY_GROUPS = ("null", "zero")
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class DetailVerifySettings:
     #: Read the answer as the official ``--use_think`` run does (last ``<result>``, else the
     #: text after ``</think>``) instead of the first ``<result>``.
     thinking: bool = False
+    #: An empty length stratum: ``null`` (default) or ``zero`` (the official 0.0).
+    empty_groups: str = "null"
     resamples: int = 1000
     level: float = 0.95
     seed: int = 0
@@ -75,6 +80,11 @@ class DetailVerifySettings:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(f"unknown mode {self.mode!r}; expected one of: {', '.join(MODES)}")
+        if self.empty_groups not in EMPTY_GROUPS:
+            raise ConfigError(
+                f"unknown empty_groups {self.empty_groups!r}; "
+                f"expected one of: {', '.join(EMPTY_GROUPS)}"
+            )
         if not 0 < self.level < 1:
             raise ConfigError(f"level must lie between 0 and 1, got {self.level}")
 
@@ -175,7 +185,11 @@ def evaluate_files(
     reader = PredictionReader(predictions)
     scores, unknown, models = score_predictions(samples, reader, settings)
     summary = summarize(
-        scores, resamples=settings.resamples, level=settings.level, seed=settings.seed
+        scores,
+        resamples=settings.resamples,
+        level=settings.level,
+        seed=settings.seed,
+        empty_strata=0.0 if settings.empty_groups == "zero" else None,
     )
     counts = summary["counts"]
     counts["unknown_ids"] = len(unknown)
@@ -216,7 +230,7 @@ def _loader_warnings(report: Counter[str]) -> list[str]:
         "unusual_modify": "line(s) with Modify neither 'Yes' nor 'No' (treated as unmodified, "
         "as officially)",
         "boolean_modify": "line(s) with Modify a JSON boolean: treated as unmodified, even when "
-        "true, as the official code compares with the string 'Yes' (write \"Yes\" or \"No\")",
+        "true, as the official code compares with the string 'Yes' (write 'Yes' or 'No')",
         "unmodified_with_tags": "unmodified sample(s) whose description_tag carries tags "
         "(scored against those tags, as officially)",
         "unreadable_model_reply": "synthetic line(s) with an unreadable model_reply (no labels)",

@@ -174,9 +174,18 @@ def _percent(values: tuple[float, ...], keys=("precision", "recall", "f1")) -> d
 
 
 def summarize(
-    scores: list[DetailVerifyScore], *, resamples: int, level: float, seed: int
+    scores: list[DetailVerifyScore],
+    *,
+    resamples: int,
+    level: float,
+    seed: int,
+    empty_strata: float | None = None,
 ) -> dict[str, Any]:
-    """Metrics, per-category recall, counts and intervals over the scored samples."""
+    """Metrics, per-category recall, counts and intervals over the scored samples.
+
+    A length stratum without samples has no mean: ``None`` by default, or ``empty_strata``
+    (the official script writes 0.0) when the run has scored samples at all.
+    """
     scored = [s for s in scores if s.scored]
     n = len(scored)
     sentences = [list(prf(*s.sentence)) for s in scored if s.sentence is not None]
@@ -206,7 +215,10 @@ def summarize(
     strata = {}
     for stratum in STRATA:
         rows = [s.token for s in scored if length_stratum(s.aligned) == stratum]
-        strata[stratum] = _prf_block(rows) | {"count": len(rows)}
+        block = _prf_block(rows)
+        if not rows and n and empty_strata is not None:
+            block = dict.fromkeys(block, empty_strata)
+        strata[stratum] = block | {"count": len(rows)}
 
     hits: Counter[str] = Counter()
     golds: Counter[str] = Counter()

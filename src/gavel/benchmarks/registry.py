@@ -29,6 +29,7 @@ class Options:
     prompt: str | None = None
     dvb_mode: str = "official"
     thinking: bool = False
+    empty_groups: str = "null"
     answer_rule: str = "official"
     resamples: int = 1000
     seed: int = 0
@@ -141,6 +142,7 @@ def _dvb_evaluate(data: Path, predictions: Path, options: Options):
     settings = DetailVerifySettings(
         mode=options.dvb_mode,
         thinking=options.thinking,
+        empty_groups=options.empty_groups,
         resamples=options.resamples,
         seed=options.seed,
     )

@@ -14,6 +14,7 @@ SCORE_OPTIONS = (
     "box_format",
     "match",
     "dvb_mode",
+    "empty_groups",
     "answer_rule",
     "style",
     "name",

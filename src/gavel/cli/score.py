@@ -244,6 +244,14 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     help="DetailVerifyBench: read answers as the official thinking-mode run does.",
 )
 @click.option(
+    "--empty-groups",
+    type=click.Choice(["null", "zero"]),
+    default="null",
+    show_default=True,
+    help="DetailVerifyBench: what a length stratum without captions shows; zero = the "
+    "official script's 0.0.",
+)
+@click.option(
     "--answer-rule",
     type=click.Choice(["official", "strict"]),
     default="official",
@@ -274,7 +282,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 @judge_options
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, box_format: str | None, match: str, dvb_mode: str,
-          thinking: bool, answer_rule: str, style: str, name: str | None, resamples: int,
+          thinking: bool, empty_groups: str, answer_rule: str, style: str, name: str | None, resamples: int,
           seed: int, judge_spec: str | None, **judge_flags) -> None:  # fmt: skip
     """Score saved predictions against gold data; the model is never needed again.
 
@@ -287,7 +295,7 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     """
     options = Options(
         image_root=image_root, box_format=box_format, match=match, dvb_mode=dvb_mode,
-        thinking=thinking, answer_rule=answer_rule, resamples=resamples, seed=seed,
+        thinking=thinking, empty_groups=empty_groups, answer_rule=answer_rule, resamples=resamples, seed=seed,
     )  # fmt: skip
     spec = get_benchmark(benchmark)
     judge = judge_for(benchmark, out, judge_spec, **judge_flags)
