@@ -349,6 +349,8 @@ def test_always_yes(root, tmp_path, pairs):
         "n_no": 0,
         "n": 976,
         "fp": 976,
+        "basic": 976,
+        "halluc": 976,
     }
     assert (official["yes_pct_diff"], official["no_pct_diff"], official["fp_ratio"]) == (
         50.0,
@@ -358,7 +360,15 @@ def test_always_yes(root, tmp_path, pairs):
     # Card: 1952 yes answers for 976 yes golds over 1952 questions -> +50; the 976 wrong
     # answers are all "yes" -> 100.
     assert (m["bias"]["card"]["yes_pct_diff"], m["bias"]["card"]["fp_ratio"]) == (50.0, 100.0)
+    # Hallucination score: every basic is right (976) and every hallucinated one then wrong.
+    assert official["hallucination_score"] == 100.0
+    # Card recipe: 976 basic "yes" for 976 basic golds "yes" -> |0| = 0; all 976 pairs are
+    # wrong, each with a "yes" -> 100.
+    recipe = m["bias"]["card_recipe"]
+    assert (recipe["yes_pct_diff"], recipe["fp_ratio"]) == (0.0, 100.0)
     assert m["per_category"]["fact_detect"]["bias"]["official"] is None  # gold is no/no
+    # fact_detect (basic gold "no"): 50 basic "yes" against 0 gold "yes" -> 100.
+    assert m["per_category"]["fact_detect"]["bias"]["card_recipe"]["yes_pct_diff"] == 100.0
     assert m["per_category"]["fact_detect"]["fact_score"] == 0.0
     assert m["pooled"] == {"n": 976, "basic": 100.0, "hallucination": 0.0, "paired": 0.0}
     assert result.counts["ok"] == 2300 and result.counts["missing"] == 0
@@ -385,6 +395,10 @@ def test_always_no(root, tmp_path, pairs):
         0.0,
     )
     assert (m["bias"]["card"]["yes_pct_diff"], m["bias"]["card"]["fp_ratio"]) == (-50.0, 0.0)
+    assert official["hallucination_score"] is None  # no basic right: the script divides by 0
+    # Card recipe: no basic "yes" against 976 -> 100; 976 wrong pairs, none with a "yes" -> 0.
+    recipe = m["bias"]["card_recipe"]
+    assert (recipe["yes_pct_diff"], recipe["fp_ratio"]) == (100.0, 0.0)
     assert m["per_category"]["fact_detect"]["fact_score"] == 100.0
 
 
@@ -397,6 +411,9 @@ def test_answer_the_gold(root, tmp_path, pairs):
     assert (official["yes_pct_diff"], official["no_pct_diff"], official["fp_ratio"]) == (0.0,) * 3
     # Nothing is wrong: the script's 0/0 gives 0, the card's ratio is undefined.
     assert (m["bias"]["card"]["yes_pct_diff"], m["bias"]["card"]["fp_ratio"]) == (0.0, None)
+    assert official["hallucination_score"] == 0.0
+    recipe = m["bias"]["card_recipe"]
+    assert (recipe["yes_pct_diff"], recipe["fp_ratio"]) == (0.0, None)  # no wrong pair
     assert result.warnings == []
     for category in LEADERBOARD:
         for block in m["per_category"][category]["per_type"].values():
@@ -504,14 +521,20 @@ def _reference(pairs, choice, rule):
             ref["per_type"][(category, type_)] = 100 * hits / len(members)
     ref["overall"] = sum(ref["per_category"][c][2] for c in LEADERBOARD) / 5
     board = [p for p in pairs if p.category in LEADERBOARD]
-    # evaluation_bias.py, loop for loop (b: "yes" found in basic_pred, h: "no" in halluc_pred).
+    # evaluation_bias.py, loop for loop (b: "yes" found in basic_pred, h: "no" in halluc_pred),
+    # with the later version's hallucination and overall scores.
     gt_yes = gt_no = n_yes = n_no = n = fp = 0
+    basic = halluc = overall = overall_basic = overall_halluc = cnt = 0
     for pair in board:
         b = said[f"{pair.id}/basic"][0]
         h = said[f"{pair.id}/hallucination"][1]
         gt_yes += 1
         if b:
             n_yes += 1
+            basic += 1
+            overall_basic += 1
+            if not h:
+                halluc += 1
         else:
             if h:
                 n_no += 1
@@ -519,15 +542,37 @@ def _reference(pairs, choice, rule):
         gt_no += 1
         if h:
             n_no += 1
+            overall_halluc += 1
         else:
             if b:
                 n_yes += 1
                 fp += 1
             n += 1
+        if b and h:
+            overall += 1
+        cnt += 1
     ref["official"] = (
         100 * (n_yes - gt_yes) / (gt_yes * 2),
         100 * (n_no - gt_no) / (gt_no * 2),
         100 * fp / n,
+        100 * halluc / basic,
+    )
+    ref["bias_script_overall"] = (
+        100 * overall_basic / cnt,
+        100 * overall_halluc / cnt,
+        100 * overall / cnt,
+    )
+    # The card's scoring recipe: "yes" on basic answers only; wrong pairs with any "yes".
+    yes_preds = sum(said[f"{p.id}/basic"][0] for p in board)
+    wrong_pairs = [
+        p for p in board if not (said[f"{p.id}/basic"][2] and said[f"{p.id}/hallucination"][2])
+    ]
+    with_yes = [
+        p for p in wrong_pairs if said[f"{p.id}/basic"][0] or said[f"{p.id}/hallucination"][0]
+    ]
+    ref["card_recipe"] = (
+        100 * abs(yes_preds - len(board)) / len(board),
+        100 * len(with_yes) / len(wrong_pairs),
     )
     # The card, per question: V = all 1952 questions, W = the wrongly answered ones.
     questions = [said[f"{p.id}/{s}"] for p in board for s in SIDES]
@@ -552,9 +597,14 @@ def _compare(result, ref):
     assert m["overall"] == pytest.approx(ref["overall"])
     official = m["bias"]["official"]
     got = (official["yes_pct_diff"], official["no_pct_diff"], official["fp_ratio"])
-    assert got == pytest.approx(ref["official"])
+    assert (*got, official["hallucination_score"]) == pytest.approx(ref["official"])
     card = m["bias"]["card"]
     assert (card["yes_pct_diff"], card["fp_ratio"]) == pytest.approx(ref["card"])
+    recipe = m["bias"]["card_recipe"]
+    assert (recipe["yes_pct_diff"], recipe["fp_ratio"]) == pytest.approx(ref["card_recipe"])
+    # metrics.pooled is exactly the script's overall basic, hallucination and overall scores.
+    pooled = (m["pooled"]["basic"], m["pooled"]["hallucination"], m["pooled"]["paired"])
+    assert pooled == pytest.approx(ref["bias_script_overall"])
 
 
 @pytest.mark.parametrize("seed", [7, 2024])

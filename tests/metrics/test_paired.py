@@ -7,6 +7,7 @@ import pytest
 
 from gavel.metrics.paired import (
     card_bias,
+    card_recipe_bias,
     official_bias,
     pair_accuracy,
     pair_cells,
@@ -45,11 +46,85 @@ def test_official_bias_worked_example():
     # ydp = (3 - 4) / 8 = -0.125; ndp = (3 - 4) / 8 = -0.125; fpr = 1 / 4.
     # The model really said "yes" 4 times in 8 answers (as often as the gold): pair 4's two
     # wrong answers count towards neither n_yes nor n_no.
+    # Hallucination score: basic right in pairs 1, 2 (basic = 2); of those, pair 2's
+    # hallucinated answer is wrong (halluc = 1) -> 1 / 2 = 50.
     bias = official_bias(B, H)
-    assert bias["counters"] == {"gt_yes": 4, "gt_no": 4, "n_yes": 3, "n_no": 3, "n": 4, "fp": 1}
+    assert bias["counters"] == {
+        "gt_yes": 4,
+        "gt_no": 4,
+        "n_yes": 3,
+        "n_no": 3,
+        "n": 4,
+        "fp": 1,
+        "basic": 2,
+        "halluc": 1,
+    }
     assert bias["yes_pct_diff"] == pytest.approx(-12.5)
     assert bias["no_pct_diff"] == pytest.approx(-12.5)
     assert bias["fp_ratio"] == pytest.approx(25.0)
+    assert bias["hallucination_score"] == 50.0
+
+
+def test_card_recipe_bias_worked_example():
+    # The recipe: "yes" on basic answers only: pairs 1, 2 -> 2 against 4 basic golds "yes":
+    # |2 - 4| / 4 pairs = 50. Wrong pairs: 2, 3, 4; with a "yes" on either side: 2 (both
+    # answers) and 4 (the hallucinated one) -> 2 / 3.
+    bias = card_recipe_bias(
+        basic_gold_yes=[True] * 4,
+        basic_said_yes=[True, True, False, False],
+        halluc_said_yes=[False, True, False, True],
+        basic_correct=B,
+        halluc_correct=H,
+    )
+    assert bias["yes_pct_diff"] == 50.0
+    assert bias["fp_ratio"] == pytest.approx(200 / 3)
+    assert bias["counters"] == {
+        "pairs": 4,
+        "yes_preds": 2,
+        "yes_gt": 4,
+        "wrong_pairs": 3,
+        "wrong_pairs_with_yes": 2,
+    }
+
+
+def _recipe(gold_b, pred_b, pred_h, gold_h):
+    """The card's scoring recipe transcribed loop for loop, labels as strings."""
+    yes_preds = yes_gt = 0
+    wrong_pairs = []
+    for gb, pb, ph, gh in zip(gold_b, pred_b, pred_h, gold_h, strict=True):
+        if pb == "yes":
+            yes_preds += 1
+        if gb == "yes":
+            yes_gt += 1
+        if pb != gb or ph != gh:
+            wrong_pairs.append((pb, ph))
+    pct_diff = abs(yes_preds - yes_gt) / len(gold_b) * 100
+    fp_ratio = sum(1 for pb, ph in wrong_pairs if pb == "yes" or ph == "yes") / len(wrong_pairs)
+    return pct_diff, fp_ratio * 100
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_card_recipe_bias_equals_the_recipe(seed):
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(2, 300))
+    words = np.array(["yes", "no"])
+    gold_b = words[(rng.random(size) < 0.8).astype(int) ^ 1]  # mostly "yes", some "no"
+    gold_h = words[(rng.random(size) < 0.2).astype(int) ^ 1]
+    pred_b = words[(rng.random(size) < rng.random()).astype(int)]
+    pred_h = words[(rng.random(size) < rng.random()).astype(int)]
+    pred_h[0] = "no" if gold_h[0] == "yes" else "yes"  # at least one wrong pair
+    bias = card_recipe_bias(
+        gold_b == "yes", pred_b == "yes", pred_h == "yes", pred_b == gold_b, pred_h == gold_h
+    )
+    assert (bias["yes_pct_diff"], bias["fp_ratio"]) == pytest.approx(
+        _recipe(gold_b, pred_b, pred_h, gold_h)
+    )
+
+
+def test_card_recipe_bias_without_pairs_or_wrong_pairs_is_none():
+    assert card_recipe_bias([], [], [], [], [])["yes_pct_diff"] is None
+    nothing_wrong = card_recipe_bias([True], [True], [False], [True], [True])
+    assert (nothing_wrong["yes_pct_diff"], nothing_wrong["fp_ratio"]) == (0.0, None)
 
 
 def test_card_bias_worked_example():
@@ -96,6 +171,17 @@ def _script(b: list[bool], h: list[bool]) -> tuple[float, float, float]:
     return 100 * ydp, 100 * ndp, 100 * fpr
 
 
+def _script_halluc_score(b: list[bool], h: list[bool]) -> float:
+    """The later evaluation_bias.py's "hallucination score" counters, transcribed."""
+    basic = halluc = 0
+    for basic_hit, halluc_hit in zip(b, h, strict=True):
+        if basic_hit:
+            basic += 1
+            if not halluc_hit:
+                halluc += 1
+    return 100 * halluc / basic
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_official_bias_equals_the_script(seed):
     rng = np.random.default_rng(seed)
@@ -107,6 +193,10 @@ def test_official_bias_equals_the_script(seed):
     assert bias["yes_pct_diff"] == pytest.approx(ydp)
     assert bias["no_pct_diff"] == pytest.approx(ndp)
     assert bias["fp_ratio"] == pytest.approx(fpr)
+    if any(b):
+        assert bias["hallucination_score"] == pytest.approx(_script_halluc_score(b, h))
+    else:  # the script divides by zero here
+        assert bias["hallucination_score"] is None
 
 
 def test_degenerate_denominators_follow_each_definition():

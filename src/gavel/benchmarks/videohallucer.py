@@ -4,8 +4,9 @@ Read top-down: pairs are loaded (:mod:`gavel.benchmarks.videohallucer_data`), ea
 pair is asked in its own call with its own video, each answer becomes a per-question
 :class:`VideoHallucerScore` under the chosen answer rule, and the scores reduce to the official
 numbers: per category basic, hallucinated and paired accuracy, the leaderboard's overall score
-(unweighted mean of the paired accuracies of its five categories), and answer bias both as the
-official ``evaluation_bias.py`` computes it and as the evaluation card defines it.
+(unweighted mean of the paired accuracies of its five categories), and answer bias as the
+official ``evaluation_bias.py`` computes it, as the evaluation card defines it, and as the card's
+scoring-recipe pseudo-code computes it.
 
 Outcome rules (docs/videohallucer.md): a missing prediction, a model error and (strict rule
 only) an unknown answer all count as wrong, and each is counted in ``counts``.
@@ -34,6 +35,7 @@ from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
 from gavel.metrics.paired import (
     card_bias,
+    card_recipe_bias,
     official_bias,
     pair_accuracy,
     pair_cells,
@@ -74,7 +76,8 @@ NAME = "videohallucer"
 PROMPT_SUFFIX = "\nAnswer the question using 'yes' or 'no'."
 #: The official prompt, kept as a versioned template file (its hash goes into manifests).
 OFFICIAL_TEMPLATE = load_template("videohallucer_v1")
-#: ``own``: each question with its own video. ``basic``: upstream's bug, the basic video for both.
+#: ``own``: each question with its own video (as upstream now does). ``basic``: the bug of early
+#: upstream versions, the basic question's video for both questions (for comparison only).
 HALLUCINATION_VIDEOS = ("own", "basic")
 #: ``official``: ``<root>/<category>/videos/<file>``; ``flat``: ``<root>/<file>``.
 VIDEO_LAYOUTS = ("official", "flat")
@@ -158,7 +161,7 @@ def build_requests(
 
     The prompt is the question verbatim (never stripped) followed by :data:`PROMPT_SUFFIX`,
     unless another ``template`` (with a ``{question}`` field) is given.
-    ``hallucination_video="basic"`` reproduces the upstream bug for comparison only.
+    ``hallucination_video="basic"`` reproduces early upstream versions' bug, for comparison only.
     """
     if hallucination_video not in HALLUCINATION_VIDEOS:
         raise ConfigError(f"unknown hallucination_video {hallucination_video!r}")
@@ -263,12 +266,17 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def _bias(gold: np.ndarray, said_yes: np.ndarray, correct: np.ndarray) -> dict[str, Any]:
-    """Both bias readings over the questions given (pairs interleaved basic, hallucinated)."""
+    """The three bias readings over the questions given (pairs interleaved basic,
+    hallucinated)."""
     basic_gold, halluc_gold = gold[0::2], gold[1::2]
     official = None
     if basic_gold.all() and not halluc_gold.any():  # the script asserts ("yes", "no")
         official = official_bias(correct[0::2], correct[1::2])
-    return {"official": official, "card": card_bias(gold, said_yes, correct)}
+    recipe = card_recipe_bias(
+        basic_gold, said_yes[0::2], said_yes[1::2], correct[0::2], correct[1::2]
+    )
+    card = card_bias(gold, said_yes, correct)
+    return {"official": official, "card": card, "card_recipe": recipe}
 
 
 def summarize(

@@ -5,7 +5,7 @@ questions are answered correctly. Inputs are boolean arrays (one entry per pair,
 question); every rate is a percentage (0–100). docs/videohallucer.md gives the formulas with
 worked numbers.
 
-Bias comes in two readings that disagree on real runs:
+Bias comes in three readings that disagree on real runs:
 
 - :func:`official_bias` reproduces the counters of VideoHallucer's ``evaluation_bias.py``
   exactly, including its pair-conditional cross-checks (a "yes" on the hallucinated question is
@@ -13,6 +13,8 @@ Bias comes in two readings that disagree on real runs:
 - :func:`card_bias` follows the evaluation card's definitions, per question:
   ``d_y = (|yes predictions| - |yes gold|) / |V|`` over all questions V, and ``r_fp`` = share
   of "yes" among wrongly answered questions.
+- :func:`card_recipe_bias` follows the card's "scoring recipe" pseudo-code instead, which counts
+  "yes" on basic questions only and false positives per wrong *pair*.
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ def official_bias(basic_hit: Any, halluc_hit: Any) -> dict[str, Any]:
 
     then ``ydp = (n_yes - gt_yes) / (2 gt_yes)``, ``ndp`` likewise, ``fpr = fp / n`` (0 when a
     denominator is 0, as in the script). Reported in percent.
+
+    The script's "hallucination score" is ``halluc / basic``: of the pairs whose basic answer
+    was found right (``b``), the share whose hallucinated answer was not (``¬h``), i.e. how often
+    a model that knows the fact still takes the bait. None when no basic answer is right (the
+    script divides by zero there).
     """
     b = _bool(basic_hit)
     h = _bool(halluc_hit)
@@ -81,10 +88,12 @@ def official_bias(basic_hit: Any, halluc_hit: Any) -> dict[str, Any]:
     n_no = int(np.sum(h) + np.sum(h & ~b))
     wrong = int(np.sum(~b) + np.sum(~h))
     fp = int(np.sum(b & ~h))
+    basic = int(np.sum(b))
     return {
         "yes_pct_diff": 100.0 * (n_yes - pairs) / (2 * pairs) if pairs else 0.0,
         "no_pct_diff": 100.0 * (n_no - pairs) / (2 * pairs) if pairs else 0.0,
         "fp_ratio": 100.0 * fp / wrong if wrong else 0.0,
+        "hallucination_score": percent(fp, basic),  # the script's halluc (= b ∧ ¬h) / basic
         "counters": {
             "gt_yes": pairs,
             "gt_no": pairs,
@@ -92,6 +101,8 @@ def official_bias(basic_hit: Any, halluc_hit: Any) -> dict[str, Any]:
             "n_no": n_no,
             "n": wrong,
             "fp": fp,
+            "basic": basic,
+            "halluc": fp,
         },
     }
 
@@ -117,6 +128,43 @@ def card_bias(gold_yes: Any, said_yes: Any, correct: Any) -> dict[str, Any]:
             "yes_gold": int(gold.sum()),
             "wrong": int(wrong.sum()),
             "wrong_yes": int(np.sum(wrong & yes)),
+        },
+    }
+
+
+def card_recipe_bias(
+    basic_gold_yes: Any,
+    basic_said_yes: Any,
+    halluc_said_yes: Any,
+    basic_correct: Any,
+    halluc_correct: Any,
+) -> dict[str, Any]:
+    """The card's "scoring recipe" pseudo-code, one entry per pair::
+
+        if pred_b == 'yes': yes_preds += 1
+        if gt_b == 'yes': yes_gt += 1
+        if pred_b != gt_b or pred_h != gt_h: wrong_pairs.append(...)
+        pct_diff = abs(yes_preds - yes_gt) / len(pairs) * 100
+        fp_ratio = |wrong pairs with pred_b == 'yes' or pred_h == 'yes'| / len(wrong_pairs) * 100
+
+    So "yes" is counted on *basic* questions only, the difference is absolute, and a wrong pair
+    is a false positive when either of its answers is "yes". None where the recipe would divide
+    by zero (no pairs; no wrong pair).
+    """
+    gold = _bool(basic_gold_yes)
+    basic_yes = _bool(basic_said_yes)
+    halluc_yes = _bool(halluc_said_yes)
+    wrong = ~(_bool(basic_correct) & _bool(halluc_correct))
+    wrong_yes = int(np.sum(wrong & (basic_yes | halluc_yes)))
+    return {
+        "yes_pct_diff": percent(abs(int(basic_yes.sum()) - int(gold.sum())), len(gold)),
+        "fp_ratio": percent(wrong_yes, int(wrong.sum())),
+        "counters": {
+            "pairs": len(gold),
+            "yes_preds": int(basic_yes.sum()),
+            "yes_gt": int(gold.sum()),
+            "wrong_pairs": int(wrong.sum()),
+            "wrong_pairs_with_yes": wrong_yes,
         },
     }
 
