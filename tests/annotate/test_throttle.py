@@ -21,8 +21,7 @@ class Clock:
 
 
 def fail(backoff: TokenBackoff, client: str) -> None:
-    backoff.started(client)
-    backoff.ended(client, right=False)
+    backoff.ended(client, backoff.started(client), right=False)
 
 
 def test_the_wait_doubles_after_the_free_failures_and_a_right_token_clears_it():
@@ -43,8 +42,7 @@ def test_the_wait_doubles_after_the_free_failures_and_a_right_token_clears_it():
     clock.now += 0.5
     assert backoff.wait("a") == 8  # whole seconds, rounded up (7.5 -> 8)
     clock.now += 7.5
-    backoff.started("a")
-    backoff.ended("a", right=True)
+    backoff.ended("a", backoff.started("a"), right=True)
     fail(backoff, "a")
     assert backoff.wait("a") == 0  # the count started again
 
@@ -52,8 +50,7 @@ def test_the_wait_doubles_after_the_free_failures_and_a_right_token_clears_it():
 def test_unknown_outcomes_are_not_counted_and_old_failures_are_forgotten():
     clock = Clock()
     backoff = TokenBackoff(free=1, first=5.0, forget=60.0, clock=clock)
-    backoff.started("a")
-    backoff.ended("a", right=None)  # e.g. the database was locked
+    backoff.ended("a", backoff.started("a"), right=None)  # e.g. the database was locked
     assert backoff.wait("a") == 0
     fail(backoff, "a")
     assert backoff.wait("a") == 5
@@ -68,12 +65,21 @@ def test_checks_in_flight_count_once_the_address_has_failed():
         backoff.started("a")
     assert backoff.wait("a") == 0
     fail(backoff, "b")
-    backoff.started("b")
+    first = backoff.started("b")
     assert backoff.wait("b") == 0  # 1 failure + 1 running < 3
-    backoff.started("b")
+    second = backoff.started("b")
     assert backoff.wait("b") == 1  # 1 + 2 running: those checks decide first
-    backoff.ended("b", right=True)
+    backoff.ended("b", first, right=None)
+    assert backoff.wait("b") == 0  # 1 + 1 running again
+    backoff.ended("b", second, right=True)
     assert backoff.wait("b") == 0
+    # A check that began before the address had failed does not count on the later record.
+    early = backoff.started("c")
+    fail(backoff, "c")
+    backoff.started("c")
+    backoff.ended("c", early, right=None)
+    backoff.started("c")
+    assert backoff.wait("c") == 1  # 1 failure + the 2 checks still running
 
 
 def bearer(server, token: str, source: str = "127.0.0.1") -> tuple[int, dict[str, str]]:

@@ -112,13 +112,13 @@ def create_app(
             response = too_many(message, wait)
             response.headers["retry-after"] = str(wait)
             raise Denied(response)
-        backoff.started(client)
+        ticket = backoff.started(client)
         right = None
         try:
             user = await in_db(lambda conn: user_by_token(conn, token))
             right = user is not None
         finally:
-            backoff.ended(client, right=right)
+            backoff.ended(client, ticket, right=right)
         return user
 
     def too_many_json(message: str, wait: int) -> Response:

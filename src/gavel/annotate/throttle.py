@@ -67,18 +67,19 @@ class TokenBackoff:
             return 1  # checks are running that may use up the free attempts: they decide
         return 0
 
-    def started(self, client: str) -> None:
-        """A token of ``client`` is being checked (call :meth:`ended` afterwards)."""
+    def started(self, client: str) -> object | None:
+        """A token of ``client`` is being checked; returns the ticket to give :meth:`ended`."""
         record = self._record(client)
         if record is not None:
             record.pending += 1
+        return record
 
-    def ended(self, client: str, *, right: bool | None) -> None:
+    def ended(self, client: str, ticket: object | None, *, right: bool | None) -> None:
         """The check begun with :meth:`started` found the token ``right`` or wrong (``None``:
         it could not tell, e.g. the database was unavailable; nothing is counted)."""
-        record = self._record(client)
-        if record is not None:
-            record.pending = max(0, record.pending - 1)
+        record = self._clients.get(client)
+        if ticket is not None and ticket is record:  # it counted on this very record
+            record.pending -= 1
         if right is None:
             return
         if right:
