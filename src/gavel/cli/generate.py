@@ -15,6 +15,9 @@ from gavel.models.presets import get_preset, preset_names
 from gavel.models.registry import describe_specs, load_model
 from gavel.runner.async_runner import run_sync
 
+#: Requests sent to a Ray replica at a time (``run_ray``'s own default).
+RAY_REQUESTS_PER_TASK = 32
+
 
 def default_cache() -> Path:
     """Where answers of remote models are cached: $GAVEL_CACHE_DIR or ~/.cache/gavel."""
@@ -22,15 +25,22 @@ def default_cache() -> Path:
     return Path(root) / "answers.sqlite"
 
 
-def batching_settings(model) -> dict[str, object]:
-    """How the batched runner groups requests, for the manifest (batches pad, and padding can
-    move floating-point results a little, so the grouping is part of what made the answers)."""
+def batch_window(model, executor: str) -> int:
+    """Requests sorted together before they are cut into batches: the batched runner's window,
+    or on Ray the requests one replica is sent at a time (at least the runner's default)."""
     from gavel.runner.batched import WINDOW_BATCHES
 
+    window = WINDOW_BATCHES * model.batch_size
+    return max(window, RAY_REQUESTS_PER_TASK) if executor == "ray" else window
+
+
+def batching_settings(model, window: int) -> dict[str, object]:
+    """How requests were grouped, for the manifest (batches pad, and padding can move
+    floating-point results a little, so the grouping is part of what made the answers)."""
     return {
         "batch_size": model.batch_size,
         "order": "longest first within each window",
-        "window": WINDOW_BATCHES * model.batch_size,
+        "window": window,
     }
 
 
@@ -159,7 +169,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     local = (("device", device), ("dtype", dtype), ("batch_size", batch_size))
     options |= {k: v for k, v in local if v is not None}
     model = load_model(spec, **options)
-    batching = executor == "local" and callable(getattr(model, "answer_batch", None))
+    batching = callable(getattr(model, "answer_batch", None))
+    window = batch_window(model, executor) if batching else None
     bench_options = Options(
         image_root=image_root,
         prompt=template_name or (family.gavel_prompt if family else None),
@@ -177,14 +188,15 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         settings={"prompt_template": prepared.template.name, "preset": preset, **prepared.settings},
     )
     if batching:
-        manifest.settings["batching"] = batching_settings(model)
+        manifest.settings["batching"] = batching_settings(model, window)
     if executor == "ray":
         from gavel.runner.async_runner import drop_errors
         from gavel.runner.ray_executor import run_ray
 
         drop_errors(out)  # as the local executor: failed samples are asked again
         summary = run_ray(spec, options, prepared.requests, out, workers=workers,
-                          ray_address=ray_address, total=prepared.total, progress=not no_progress)  # fmt: skip
+                          ray_address=ray_address, total=prepared.total, progress=not no_progress,
+                          batch_size=window or RAY_REQUESTS_PER_TASK)  # fmt: skip
     elif batching:
         if concurrency is not None:
             click.echo(f"note: --concurrency does not apply to {spec}: it answers one batch "

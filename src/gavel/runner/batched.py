@@ -138,6 +138,19 @@ def run_batched(
     return summary
 
 
+def answer_requests(model: BatchModel, requests: list[Request]) -> list[Prediction]:
+    """One prediction per request, in the order given, asked as :func:`run_batched` asks a
+    window (longest first, failed batches split), for runners that write elsewhere (a Ray
+    replica answers its share this way)."""
+    summary = BatchedRunSummary(model=model.name)
+    asker = _Asker(model, getattr(model, "batch_size", 1), summary, None)
+    answered = {}
+    for batch in asker.batches(requests):
+        for request, prediction in zip(batch, asker.answer(batch), strict=True):
+            answered[id(request)] = prediction
+    return [answered[id(request)] for request in requests]
+
+
 def _windows(requests: Iterable[Request], seen: set[str], summary: BatchedRunSummary,
              window_size) -> Iterator[list[Request]]:  # fmt: skip
     """Lists of up to ``window_size()`` requests not answered yet (nor repeated in the input)."""
