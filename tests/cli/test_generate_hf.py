@@ -83,18 +83,18 @@ def test_batched_answers_equal_one_at_a_time_and_the_batch_is_recorded(
     }  # fmt: skip
 
 
-def test_the_default_on_the_cpu_is_one_at_a_time(setup, tmp_path: Path) -> None:
+def test_the_default_on_the_cpu_is_batches_of_four(setup, tmp_path: Path) -> None:
     out = tmp_path / "pred.jsonl"
     model, data = setup
-    subset = tmp_path / "four.jsonl"
-    subset.write_text("".join(data.read_text().splitlines(keepends=True)[:4]))
+    subset = tmp_path / "six.jsonl"
+    subset.write_text("".join(data.read_text().splitlines(keepends=True)[:6]))
     done = CliRunner().invoke(cli, ["generate", "--data", str(subset), "--image-root",
                                     str(data.parent), "--model", f"hf:{model}", "--device",
                                     "cpu", "--max-tokens", "2", "--no-progress", "--out",
                                     str(out)])  # fmt: skip
     assert done.exit_code == 0, done.output
-    assert "4 batches of up to 1" in done.output
-    assert json.loads((tmp_path / "pred.manifest.json").read_text())["adapter"]["batch_size"] == 1
+    assert "2 batches of up to 4" in done.output
+    assert json.loads((tmp_path / "pred.manifest.json").read_text())["adapter"]["batch_size"] == 4
 
 
 def test_a_batched_run_resumes_where_it_stopped(setup, one_at_a_time, tmp_path: Path) -> None:

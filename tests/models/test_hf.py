@@ -410,7 +410,7 @@ def test_greedy_batches_give_the_tokens_of_single_requests(
 
 def test_default_batch_size_follows_the_device(qwen_dir: Path) -> None:
     model = HFModel(str(qwen_dir), device="cpu", max_new_tokens=1)
-    assert model.batch_size == 1 and model.settings()["batch_size"] == 1
+    assert model.batch_size == 4 and model.settings()["batch_size"] == 4
     assert HFModel(str(qwen_dir), device="cpu", batch_size=5).settings()["batch_size"] == 5
     with pytest.raises(ConfigError, match="batch_size"):
         HFModel(str(qwen_dir), device="cpu", batch_size=0)

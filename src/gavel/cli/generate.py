@@ -100,7 +100,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
     type=click.IntRange(min=1),
     default=None,
     help="hf: requests per forward pass, similar lengths together; answers are written as "
-    "each batch finishes [default: 8 on a GPU, 1 on the CPU]. Other models refuse it.",
+    "each batch finishes [default: 8 on a GPU, 4 on the CPU]. Other models refuse it.",
 )
 @click.option(
     "--executor",

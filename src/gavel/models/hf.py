@@ -54,9 +54,12 @@ INSTALL_HINT = "pip install 'gavel-eval[hf]'"
 #: Requests per forward pass when none is given. On a GPU one request leaves most of the chip
 #: idle while the weights are read for every new token, so a batch is nearly free up to memory;
 #: 8 fits a 7B model's activations and caches (8 x ~2,500 tokens) beside its weights on a 24 GB
-#: card. On the CPU one request already keeps every core busy in the long image prefill, so a
-#: batch saves little there and costs memory and padding.
-DEFAULT_BATCH_SIZE = {"cuda": 8, "cpu": 1}
+#: card. On the CPU arithmetic (the long image prefill) takes a larger share as models grow, so
+#: batches gain less (bench/hf_batch.py: x1.3 at 4 and x1.9 at 16 for a 115M-parameter text
+#: model, against x3.2 and x7.8 for the tiny one), while a batch's wait before its first line
+#: and the work a crash loses grow with its size; 4 takes a good part of the gain for a
+#: bounded wait.
+DEFAULT_BATCH_SIZE = {"cuda": 8, "cpu": 4}
 
 
 def _require() -> tuple[Any, Any]:
@@ -90,7 +93,7 @@ class HFModel:
 
     ``device``: ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (the GPU when there is one). ``dtype``:
     ``auto`` (the checkpoint's), ``float32``, ``bfloat16`` or ``float16``. ``batch_size``: how
-    many requests :meth:`answer_batch` sends through the model at once; ``None``: 8 on a GPU, 1
+    many requests :meth:`answer_batch` sends through the model at once; ``None``: 8 on a GPU, 4
     on the CPU (:data:`DEFAULT_BATCH_SIZE`). ``multi_image``: whether
     the model takes several images in one turn (needed for videos); ``None`` decides from the
     model type. ``seed`` seeds torch before each sampled batch (``temperature`` > 0).
