@@ -268,9 +268,10 @@ class HFModel:
         replaced by the processor's own count for an image of that size (read from the file's
         header; for a video, its frame size from the container). This is what the processor
         would produce for the request alone, so a runner can sort by it to batch requests of
-        similar length and pad little. When the processor cannot count image tokens, or a file
-        cannot be measured, the images count one token each: sorting only saves padding, it
-        never changes an answer, so an estimate is enough.
+        similar length and pad little. When the processor cannot count vision tokens, each
+        image counts one token, and a file that cannot be measured counts none (its error comes
+        when it is answered): sorting only saves padding, it never changes an answer, so an
+        estimate is enough then.
         """
         sizes: list[tuple[int, int]] = []
         for path in request.images:
