@@ -305,3 +305,163 @@ def test_missing_torch_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(__import__("sys").modules, "torch", None)
     with pytest.raises(ConfigError, match=r"gavel-eval\[hf\]"):
         from_spec("some/model")
+
+
+# --- batches: the same tokens as one request at a time ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qwen25_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from gavel.train.tiny import build_qwen25_vl
+
+    return build_qwen25_vl(tmp_path_factory.mktemp("tiny-qwen2.5-vl"))
+
+
+@pytest.fixture(scope="module")
+def varied_images(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Images of six sizes, so the Qwen requests carry 4 to 16 vision tokens each."""
+    folder = tmp_path_factory.mktemp("varied")
+    rng = np.random.default_rng(1)
+    paths = []
+    for index, (width, height) in enumerate(
+        [(100, 70), (64, 90), (56, 56), (120, 40), (30, 30), (112, 112)]
+    ):
+        path = folder / f"v{index}.png"
+        Image.fromarray(rng.integers(0, 255, (height, width, 3), dtype=np.uint8)).save(path)
+        paths.append(path)
+    return paths
+
+
+PROMPTS = [
+    "find the dog",
+    "is there a red car on the left of the picture or a blue one on the right",
+    "what",
+    "describe the image and find which box is the cat",
+    "yes",
+    "where is the person in the picture",
+]
+
+
+def _varied_requests(images: list[Path], *, multi_image: bool) -> list[Request]:
+    """Prompts and images of different lengths, so every batch is padded."""
+    requests = [
+        Request(f"v{i}", "grounding", prompt, images=(image,))
+        for i, (prompt, image) in enumerate(zip(PROMPTS, images, strict=True))
+    ]
+    if multi_image:
+        requests.append(Request("two", "grounding", "compare", images=(images[0], images[5])))
+        requests.append(Request("text", "caption", "describe a dog on the left"))
+    return requests
+
+
+class GenerateRecorder:
+    """Wraps the real ``generate`` of a model and keeps what it was given and what it made."""
+
+    def __init__(self, generate):
+        self.generate = generate
+        self.calls: list[tuple[object, object]] = []
+
+    def __call__(self, **inputs):
+        output = self.generate(**inputs)
+        self.calls.append((inputs["attention_mask"].clone(), output.clone()))
+        return output
+
+    def tokens(self, eos: set[int]) -> list[list[int]]:
+        """Every generated row of every call, in order, cut after its end token."""
+        rows = []
+        for mask, output in self.calls:
+            for row in output[:, mask.shape[1] :].tolist():
+                end = next((i + 1 for i, token in enumerate(row) if token in eos), len(row))
+                rows.append(row[:end])
+        return rows
+
+
+@pytest.mark.parametrize("family", ["qwen2-vl", "qwen2.5-vl", "llava"])
+def test_greedy_batches_give_the_tokens_of_single_requests(
+    family: str, request: pytest.FixtureRequest, varied_images: list[Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    directory = request.getfixturevalue(
+        {"qwen2-vl": "qwen_dir", "qwen2.5-vl": "qwen25_dir", "llava": "llava_dir"}[family]
+    )
+    model = HFModel(str(directory), device="cpu", dtype="float32", max_new_tokens=10)
+    requests = _varied_requests(varied_images, multi_image=model.multi_image)
+    recorder = GenerateRecorder(model.model.generate)
+    monkeypatch.setattr(model.model, "generate", recorder)
+
+    single = [model.answer(r) for r in requests]
+    single_tokens = recorder.tokens(model._eos)
+    recorder.calls.clear()
+    model.batch_size = 3  # an uneven last batch too
+    batched = model.answer_batch(requests)
+    batched_tokens = recorder.tokens(model._eos)
+
+    assert len(recorder.calls) == -(-len(requests) // 3)
+    # Every batch was padded (on the left) ...
+    masks = [mask for mask, _ in recorder.calls if mask.shape[0] > 1]
+    assert all(not mask.all() and mask[:, -1].all() for mask in masks)
+    # ... the answers are not trivial (different, long), so equality says something ...
+    assert len({tuple(tokens) for tokens in single_tokens}) >= len(requests) - 1
+    assert sum(len(tokens) == 10 for tokens in single_tokens) >= len(requests) // 2
+    # ... and each request got exactly the tokens it gets alone.
+    assert batched_tokens == single_tokens
+    assert batched == single
+
+
+def test_default_batch_size_follows_the_device(qwen_dir: Path) -> None:
+    model = HFModel(str(qwen_dir), device="cpu", max_new_tokens=1)
+    assert model.batch_size == 4 and model.settings()["batch_size"] == 4
+    assert HFModel(str(qwen_dir), device="cpu", batch_size=5).settings()["batch_size"] == 5
+    with pytest.raises(ConfigError, match="batch_size"):
+        HFModel(str(qwen_dir), device="cpu", batch_size=0)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_default_batch_size_on_a_gpu(qwen_dir: Path) -> None:
+    assert HFModel(str(qwen_dir), device="cuda", max_new_tokens=1).batch_size == 8
+
+
+@pytest.mark.parametrize("family", ["qwen2-vl", "llava"])
+def test_request_length_is_what_the_processor_makes(
+    family: str, request: pytest.FixtureRequest, varied_images: list[Path]
+) -> None:
+    directory = request.getfixturevalue({"qwen2-vl": "qwen_dir", "llava": "llava_dir"}[family])
+    for side in (None, 50):
+        model = HFModel(str(directory), device="cpu", max_new_tokens=1, max_image_side=side)
+        for item in _varied_requests(varied_images, multi_image=model.multi_image):
+            text, images, _ = model._prepare(item)
+            made = model.processor(text=[text], images=images or None, return_tensors="pt")
+            assert model.request_length(item) == made["input_ids"].shape[1], item.sample_id
+
+
+def test_request_length_of_a_video_and_of_an_unreadable_image(
+    qwen_dir: Path, tmp_path: Path, counting_video
+) -> None:
+    model = HFModel(str(qwen_dir), device="cpu", max_new_tokens=1, frames=3)
+    video = Request("v", "video", "what happens", images=(counting_video(tmp_path / "c.mp4", 8),))
+    text, frames, _ = model._prepare(video)
+    made = model.processor(text=[text], images=frames, return_tensors="pt")
+    assert model.request_length(video) == made["input_ids"].shape[1]
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not a png")
+    # Only the sort key suffers: the text alone is counted, the error comes when answering.
+    assert model.request_length(Request("b", "g", "what", images=(broken,))) == (
+        model.request_length(Request("b", "g", "what"))
+    )
+
+
+def test_the_equality_check_sees_padding_on_the_wrong_side(
+    qwen25_dir: Path, varied_images: list[Path]
+) -> None:
+    """Right padding puts pad tokens between a prompt and its answer: the padded requests'
+    answers change, so the equality above is a real check of the padding and positions."""
+    model = HFModel(str(qwen25_dir), device="cpu", dtype="float32", max_new_tokens=10)
+    requests = _varied_requests(varied_images, multi_image=False)
+    single = [model.answer(r) for r in requests]
+    model.batch_size = 3
+    model.tokenizer.padding_side = "right"
+    try:
+        batched = model.answer_batch(requests)
+    finally:
+        model.tokenizer.padding_side = "left"
+    assert sum(a != b for a, b in zip(batched, single, strict=True)) >= 3

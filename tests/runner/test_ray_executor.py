@@ -155,3 +155,31 @@ def test_generate_command_with_the_ray_executor(gavel, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "on 2 Ray workers" in done.stderr
     assert len((tmp_path / "p.jsonl").read_text().splitlines()) == 4
+
+
+def test_a_replica_of_a_batching_model_answers_in_its_batches_in_input_order(tmp_path):
+    """No cluster needed: the actor class is a plain class that Ray wraps."""
+    pytest.importorskip("torch", reason="the hf adapter needs torch (gavel-eval[hf])")
+    from gavel.runner.ray_executor import ModelReplica
+    from gavel.train.tiny import build_qwen25_vl, tiny_dataset
+
+    model = build_qwen25_vl(tmp_path / "model")
+    data = tiny_dataset(tmp_path / "data", 7)
+    requests = list(requests_of_tiny(data))
+    spec, options = f"hf:{model}", {"device": "cpu", "dtype": "float32", "max_new_tokens": 8}
+    batched = ModelReplica(spec, {**options, "batch_size": 3}).answer_batch(requests)
+    single = ModelReplica(spec, {**options, "batch_size": 1}).answer_batch(requests)
+    assert [sample_id for sample_id, _, _ in batched] == [r.sample_id for r in requests]
+
+    def said(lines):
+        return [(json.loads(line)["response"], failed) for _, line, failed in lines]
+
+    assert said(batched) == said(single)
+    assert not any(failed for _, _, failed in batched)
+    # A batch's requests share its wall time: three batches (3 + 3 + 1), three latencies.
+    assert len({json.loads(line)["latency_s"] for _, line, _ in batched}) == 3
+
+
+def requests_of_tiny(data):
+    samples, _ = load_samples(data)
+    return build_requests(samples, data.parent, load_template("gavel_v1"), "resized-pixel")

@@ -15,11 +15,33 @@ from gavel.models.presets import get_preset, preset_names
 from gavel.models.registry import describe_specs, load_model
 from gavel.runner.async_runner import run_sync
 
+#: Requests sent to a Ray replica at a time (``run_ray``'s own default).
+RAY_REQUESTS_PER_TASK = 32
+
 
 def default_cache() -> Path:
     """Where answers of remote models are cached: $GAVEL_CACHE_DIR or ~/.cache/gavel."""
     root = os.environ.get("GAVEL_CACHE_DIR") or Path.home() / ".cache" / "gavel"
     return Path(root) / "answers.sqlite"
+
+
+def batch_window(model, executor: str) -> int:
+    """Requests sorted together before they are cut into batches: the batched runner's window,
+    or on Ray the requests one replica is sent at a time (at least the runner's default)."""
+    from gavel.runner.batched import WINDOW_BATCHES
+
+    window = WINDOW_BATCHES * model.batch_size
+    return max(window, RAY_REQUESTS_PER_TASK) if executor == "ray" else window
+
+
+def batching_settings(model, window: int) -> dict[str, object]:
+    """How requests were grouped, for the manifest (batches pad, and padding can move
+    floating-point results a little, so the grouping is part of what made the answers)."""
+    return {
+        "batch_size": model.batch_size,
+        "order": "longest first within each window",
+        "window": window,
+    }
 
 
 @click.command()
@@ -74,6 +96,13 @@ def default_cache() -> Path:
     help="hf: weights' dtype [default: auto].",
 )
 @click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="hf: requests per forward pass, similar lengths together; answers are written as "
+    "each batch finishes [default: 8 on a GPU, 4 on the CPU]. Other models refuse it.",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "ray"]),
     default="local",
@@ -118,7 +147,7 @@ def default_cache() -> Path:
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, temperature: float | None, device: str | None,
-             dtype: str | None, executor: str,
+             dtype: str | None, batch_size: int | None, executor: str,
              ray_address: str | None, workers: int | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool, no_progress: bool) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
@@ -137,8 +166,11 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         "max_image_side": family.max_image_side if family else None,
     }  # fmt: skip
     # Local-model options go only to the models that take them (and only when given).
-    options |= {k: v for k, v in (("device", device), ("dtype", dtype)) if v is not None}
+    local = (("device", device), ("dtype", dtype), ("batch_size", batch_size))
+    options |= {k: v for k, v in local if v is not None}
     model = load_model(spec, **options)
+    batching = callable(getattr(model, "answer_batch", None))
+    window = batch_window(model, executor) if batching else None
     bench_options = Options(
         image_root=image_root,
         prompt=template_name or (family.gavel_prompt if family else None),
@@ -155,13 +187,24 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         prompt_sha256=prepared.template.sha256,
         settings={"prompt_template": prepared.template.name, "preset": preset, **prepared.settings},
     )
+    if batching:
+        manifest.settings["batching"] = batching_settings(model, window)
     if executor == "ray":
         from gavel.runner.async_runner import drop_errors
         from gavel.runner.ray_executor import run_ray
 
         drop_errors(out)  # as the local executor: failed samples are asked again
         summary = run_ray(spec, options, prepared.requests, out, workers=workers,
-                          ray_address=ray_address, total=prepared.total, progress=not no_progress)  # fmt: skip
+                          ray_address=ray_address, total=prepared.total, progress=not no_progress,
+                          batch_size=window or RAY_REQUESTS_PER_TASK)  # fmt: skip
+    elif batching:
+        if concurrency is not None:
+            click.echo(f"note: --concurrency does not apply to {spec}: it answers one batch "
+                       "at a time (--batch-size)", err=True)  # fmt: skip
+        from gavel.runner.batched import run_batched
+
+        summary = run_batched(model, prepared.requests, out, total=prepared.total,
+                              progress=not no_progress)  # fmt: skip
     else:
         cache = None if no_cache or not remote else (cache_path or default_cache())
         if cache is not None:

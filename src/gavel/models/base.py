@@ -7,6 +7,7 @@ the parser never has to guess.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,3 +53,16 @@ class Model(Protocol):
         ...
 
     def answer(self, request: Request) -> Answer: ...
+
+
+class BatchModel(Model, Protocol):
+    """A model that answers several requests in one pass (an in-process transformers model).
+
+    ``answer_batch`` returns one answer per request, in order; ``batch_size`` is how many it
+    takes at once by default. ``request_length`` (optional) is a request's input length in
+    tokens, which a runner sorts by so that a batch pads little.
+    """
+
+    batch_size: int
+
+    def answer_batch(self, requests: Sequence[Request]) -> list[Answer]: ...

@@ -7,8 +7,12 @@ is ever downloaded; fetch a model beforehand (``hf download NAME``).
 
 One request is one single-turn chat built with the model's own chat template: the images (or a
 video's sampled frames, as several images) first, then the prompt. Several requests can be
-answered together (:meth:`HFModel.answer_batch`), padded on the left. ``temperature`` 0 is
-greedy decoding.
+answered together (:meth:`HFModel.answer_batch`), padded on the left: a decoder-only model
+continues from the end of its input, so padding must come first, masked out by the attention
+mask (and, for Qwen2-VL's 3D rotary positions, left out of the position ids, which transformers
+derives from that mask). :meth:`HFModel.request_length` counts a request's input tokens without
+reading its pixels, so a runner can put requests of similar length in one batch
+(:mod:`gavel.runner.batched`). ``temperature`` 0 is greedy decoding.
 
 Sizes: ``Answer.sent_size`` is the first image's size as given to the processor (after the
 optional ``max_image_side`` downscale). For processors that resize images themselves and report
@@ -47,6 +51,15 @@ MULTI_IMAGE_TYPES = frozenset({
     "kimi_vl", "glm4v", "ovis2", "phi4_multimodal", "pixtral",
 })  # fmt: skip
 INSTALL_HINT = "pip install 'gavel-eval[hf]'"
+#: Requests per forward pass when none is given. On a GPU one request leaves most of the chip
+#: idle while the weights are read for every new token, so a batch is nearly free up to memory;
+#: 8 fits a 7B model's activations and caches (8 x ~2,500 tokens) beside its weights on a 24 GB
+#: card. On the CPU arithmetic (the long image prefill) takes a larger share as models grow, so
+#: batches gain less (bench/hf_batch.py: x1.3 at 4 and x1.9 at 16 for a 115M-parameter text
+#: model, against x3.2 and x7.8 for the tiny one), while a batch's wait before its first line
+#: and the work a crash loses grow with its size; 4 takes a good part of the gain for a
+#: bounded wait.
+DEFAULT_BATCH_SIZE = {"cuda": 8, "cpu": 4}
 
 
 def _require() -> tuple[Any, Any]:
@@ -80,7 +93,8 @@ class HFModel:
 
     ``device``: ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (the GPU when there is one). ``dtype``:
     ``auto`` (the checkpoint's), ``float32``, ``bfloat16`` or ``float16``. ``batch_size``: how
-    many requests :meth:`answer_batch` sends through the model at once. ``multi_image``: whether
+    many requests :meth:`answer_batch` sends through the model at once; ``None``: 8 on a GPU, 4
+    on the CPU (:data:`DEFAULT_BATCH_SIZE`). ``multi_image``: whether
     the model takes several images in one turn (needed for videos); ``None`` decides from the
     model type. ``seed`` seeds torch before each sampled batch (``temperature`` > 0).
     """
@@ -93,7 +107,7 @@ class HFModel:
         dtype: str = "auto",
         max_new_tokens: int = 1024,
         temperature: float = 0.0,
-        batch_size: int = 1,
+        batch_size: int | None = None,
         box_format: str | None = None,
         max_image_side: int | None = None,
         frames: int = 8,
@@ -106,7 +120,7 @@ class HFModel:
             raise ConfigError("max_new_tokens must be at least 1")
         if temperature < 0:
             raise ConfigError("temperature must be 0 (greedy) or more")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ConfigError("batch_size must be at least 1")
         if max_image_side is not None and max_image_side < 1:
             raise ConfigError("max_image_side must be a positive number of pixels")
@@ -120,7 +134,7 @@ class HFModel:
         self.dtype = dtype
         self.max_new_tokens = max_new_tokens
         self.temperature = float(temperature)
-        self.batch_size = batch_size
+        self.batch_size = batch_size or DEFAULT_BATCH_SIZE[self.device.partition(":")[0]]
         self.box_format = box_format
         self.max_image_side = max_image_side
         self.frames = frames
@@ -247,6 +261,45 @@ class HFModel:
             answers.extend(self._generate(prepared[start : start + self.batch_size]))
         return answers
 
+    def request_length(self, request: Request) -> int:
+        """How many input tokens ``request`` becomes, counted without decoding its pixels.
+
+        The chat text is tokenized with one placeholder per image, and each placeholder is
+        replaced by the processor's own count for an image of that size (read from the file's
+        header; for a video, its frame size from the container). This is what the processor
+        would produce for the request alone, so a runner can sort by it to batch requests of
+        similar length and pad little. When the processor cannot count vision tokens, each
+        image counts one token, and a file that cannot be measured counts none (its error comes
+        when it is answered): sorting only saves padding, it never changes an answer, so an
+        estimate is enough then.
+        """
+        sizes: list[tuple[int, int]] = []
+        for path in request.images:
+            path = Path(path)
+            size = _video_size(path) if path.suffix.lower() in VIDEO_SUFFIXES else _image_size(path)
+            count = self.frames if path.suffix.lower() in VIDEO_SUFFIXES else 1
+            if size is not None:
+                sizes.extend([self._fitted_size(size)] * count)
+        content: list[dict[str, Any]] = [{"type": "image"} for _ in sizes]
+        content.append({"type": "text", "text": request.prompt})
+        text = self.processor.apply_chat_template(
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+        )
+        length = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return length - len(sizes) + sum(self._image_tokens(sizes))
+
+    def _image_tokens(self, sizes: list[tuple[int, int]]) -> list[int]:
+        """The processor's vision tokens per image of these (width, height) sizes, or 1 each."""
+        if not sizes:
+            return []
+        counter = getattr(self.processor, "_get_num_multimodal_tokens", None)
+        try:
+            counts = counter(image_sizes=[(height, width) for width, height in sizes])  # type: ignore[misc]
+            tokens = [int(count) for count in counts["num_image_tokens"]]
+        except Exception:  # no counter, or one this processor does not implement
+            return [1] * len(sizes)
+        return tokens if len(tokens) == len(sizes) else [1] * len(sizes)
+
     def close(self) -> None:
         """Free the model's memory (the object cannot answer afterwards)."""
         self.model = None
@@ -282,12 +335,18 @@ class HFModel:
     def _fit(self, image: Image.Image) -> Image.Image:
         if image.mode != "RGB":
             image = image.convert("RGB")
-        side = self.max_image_side
-        if side is None or max(image.size) <= side:
+        target = self._fitted_size(image.size)
+        if target == image.size:
             return image
-        scale = side / max(image.size)
-        target = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
         return image.resize(target, Image.Resampling.LANCZOS)
+
+    def _fitted_size(self, size: tuple[int, int]) -> tuple[int, int]:
+        """The size an image of ``size`` is given to the processor at (``max_image_side``)."""
+        side = self.max_image_side
+        if side is None or max(size) <= side:
+            return size
+        scale = side / max(size)
+        return (max(1, round(size[0] * scale)), max(1, round(size[1] * scale)))
 
     # --- generation --------------------------------------------------------------------------
 
@@ -309,7 +368,14 @@ class HFModel:
         with self._lock, torch.inference_mode():
             if self.temperature > 0:
                 torch.manual_seed(self.seed)
-            output = self.model.generate(**inputs, generation_config=self.generation_config)
+            try:
+                output = self.model.generate(**inputs, generation_config=self.generation_config)
+            except torch.OutOfMemoryError:
+                # Hand the failed batch's blocks back, so the same requests in smaller batches
+                # (what the batched runner tries next) find the memory free.
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                raise
         prompt_length = inputs["input_ids"].shape[1]
         generated = output[:, prompt_length:].tolist()
         prompt_tokens = inputs["attention_mask"].sum(dim=1).tolist()
@@ -348,6 +414,28 @@ class HFModel:
                 sizes.append(None)
             first += count
         return sizes
+
+
+def _image_size(path: Path) -> tuple[int, int] | None:
+    """An image's (width, height) from its header, or None when it cannot be read."""
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except (OSError, Image.DecompressionBombError):
+        return None
+
+
+def _video_size(path: Path) -> tuple[int, int] | None:
+    """A video's frame (width, height) from its container, or None when it cannot be read."""
+    try:
+        import av
+
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            width, height = stream.codec_context.width, stream.codec_context.height
+    except Exception:  # no PyAV, no video stream, not a container: only the sort key suffers
+        return None
+    return (width, height) if width and height else None
 
 
 def _open_image(path: Path) -> Image.Image:

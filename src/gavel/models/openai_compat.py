@@ -398,6 +398,11 @@ def from_spec(argument: str, **options: Any) -> OpenAIChatModel:
         single = options.pop("base_url")
         if options.get("base_urls") is None:
             options["base_urls"] = single
+    if options.get("batch_size") is not None:
+        raise ConfigError(
+            "batch_size is for models run in this process (hf:); a served model batches "
+            "requests on its server, so send more at once with --concurrency instead"
+        )
     unknown = sorted(set(options) - set(SPEC_OPTIONS))
     if unknown:
         raise ConfigError(

@@ -84,19 +84,22 @@ class ModelReplica:
 
     def answer_batch(self, requests: list[Request]) -> list[tuple[str, bytes, bool]]:
         """``(id, JSON line without its newline, failed)`` per request, in the order given. A
-        call that raises gives a line with ``error``, exactly as in the in-process runner."""
+        call that raises gives a line with ``error``, exactly as in the in-process runner. A
+        model that batches (``hf:``) answers in its own batches, as the batched runner asks."""
         import msgspec
 
+        from gavel.runner.batched import answer_requests
         from gavel.runner.local import _ask
 
         encoder = msgspec.json.Encoder()
-        answers = []
-        for request in requests:
-            prediction = _ask(self.model, request)
-            answers.append(
-                (request.sample_id, encoder.encode(prediction), prediction.error is not None)
-            )
-        return answers
+        if callable(getattr(self.model, "answer_batch", None)):
+            predictions = answer_requests(self.model, requests)
+        else:
+            predictions = [_ask(self.model, request) for request in requests]
+        return [
+            (request.sample_id, encoder.encode(prediction), prediction.error is not None)
+            for request, prediction in zip(requests, predictions, strict=True)
+        ]
 
 
 def _import_ray():
