@@ -34,7 +34,7 @@ class SeekUnreliable(Exception):
 def to_rgb(frame: Any) -> np.ndarray:
     """The frame as an RGB array, turned as its display matrix says."""
     image = frame.to_ndarray(format="rgb24")
-    turns = round((frame.rotation or 0) / 90) % 4
+    turns = round((getattr(frame, "rotation", 0) or 0) / 90) % 4  # PyAV 14 reads the matrix
     return np.ascontiguousarray(np.rot90(image, turns)) if turns else image
 
 

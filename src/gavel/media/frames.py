@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 #: The cache holds at most this many samplings, and at most this many bytes of pixels (the
 #: latest one always, whatever its size).
 CACHE_SIZE = 16
-CACHE_BYTES = 512 * 2**20
+CACHE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,8 @@ def _video_stream(container: Any, path: Path) -> Any:
     import av
 
     videos = list(container.streams.video)
-    moving = [s for s in videos if not s.disposition & av.stream.Disposition.attached_pic]
+    cover = getattr(getattr(av.stream, "Disposition", None), "attached_pic", 0)  # PyAV >= 13
+    moving = [s for s in videos if not (cover and s.disposition & cover)]
     if not videos:
         what = "no video stream" if len(container.streams) else "no streams (cut short?)"
         raise GavelError(f"cannot read video {path}: it has {what}")
