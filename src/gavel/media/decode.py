@@ -15,7 +15,7 @@ by its quarter turns.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ def by_seeking(
     """
     assert index.pts is not None
     kept: list[tuple[np.ndarray, float]] = []
-    frames: Iterator[Any] | None = None
+    frames: Generator[Any, None, None] | None = None
     last = None  # pts of the last frame taken from ``frames``
     for position in positions:
         target = index.pts[position]
@@ -56,7 +56,7 @@ def by_seeking(
         start_pts = index.decode_pts[start]
         if frames is None or last is None or start_pts > last:
             if frames is not None:
-                frames.close()  # type: ignore[attr-defined]
+                frames.close()  # stops the previous run's demuxing
             frames = _seek(container, stream, index, start)
         for frame in frames:
             if frame.pts is None:
@@ -72,7 +72,7 @@ def by_seeking(
     return kept
 
 
-def _seek(container: Any, stream: Any, index: VideoIndex, start: int) -> Iterator[Any]:
+def _seek(container: Any, stream: Any, index: VideoIndex, start: int) -> Generator[Any, None, None]:
     """Frames decoded from the keyframe at decode position ``start`` (or an earlier one)."""
     keyframe_pts = index.decode_pts[start]
     earlier = [index.decode_pts[k] for k in reversed(index.keyframes) if k < start]
@@ -91,7 +91,7 @@ def _seek(container: Any, stream: Any, index: VideoIndex, start: int) -> Iterato
     raise SeekUnreliable(f"no seek reached the keyframe at pts {keyframe_pts}")
 
 
-def _decoded(first: Any, packets: Iterator[Any]) -> Iterator[Any]:
+def _decoded(first: Any, packets: Iterator[Any]) -> Generator[Any, None, None]:
     yield from first.decode()
     for packet in packets:
         yield from packet.decode()  # the last, empty packet flushes the decoder

@@ -37,10 +37,6 @@ class VideoIndex:
     keyframes: tuple[int, ...] = ()
     _position: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
-    def seconds(self, pts: int) -> float:
-        """``pts`` in seconds, computed exactly as PyAV's ``Frame.time`` does."""
-        return float(pts) * self.time_base.numerator / self.time_base.denominator
-
     def start_for(self, pts: int) -> int:
         """The decode position of the keyframe to start decoding at to reach frame ``pts``:
         the last keyframe stored before it whose own pts is not later."""
