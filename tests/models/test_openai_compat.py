@@ -232,3 +232,39 @@ def test_from_spec_takes_command_line_options():
         from_spec("", api_key_env="GAVEL_TEST_KEY")
     with pytest.raises(ConfigError, match="not an http"):
         from_spec("m", base_urls=["localhost:8000"], api_key_env="GAVEL_TEST_KEY")
+
+
+def test_a_video_can_be_sampled_by_rate_and_the_sampling_is_recorded(
+    server, tmp_path, counting_video
+):
+    video = counting_video(tmp_path / "clip.mp4", 16, step=12)  # 2 s at 8 fps
+    model = chat(server, fps=2, max_frames=3, max_image_side=32)
+    assert model.settings()["frames"] == {"mode": "fps", "fps": 2.0, "max_frames": 3}
+    ask(model, Request("v", "videohallucer", "Is there a dog?", (video,)))
+    levels = [round(float(np.asarray(image).mean()) / 12) for _, image in sent_images(server)]
+    assert levels == [0, 8, 12]  # every 4th frame (0, 4, 8, 12), evenly thinned to 3
+
+
+def test_concurrent_questions_on_one_video_decode_it_once(
+    server, tmp_path, counting_video, monkeypatch
+):
+    import gavel.media.frames as frames_module
+
+    video = counting_video(tmp_path / "clip.mp4", 16)
+    calls = []
+    real = frames_module._read
+    monkeypatch.setattr(frames_module, "_read", lambda p, s: calls.append(p) or real(p, s))
+    model = chat(server, frames=5)
+
+    async def pair():
+        try:
+            return await asyncio.gather(
+                model.answer_async(Request("b", "videohallucer", "Is there a dog?", (video,))),
+                model.answer_async(Request("h", "videohallucer", "Is there a cat?", (video,))),
+            )
+        finally:
+            await model.aclose()
+
+    asyncio.run(pair())
+    assert len(calls) == 1 and len(server.received) == 2
+    assert all(len(fake.image_urls(body)) == 5 for _, body, _ in server.received)

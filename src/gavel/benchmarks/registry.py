@@ -57,6 +57,8 @@ class Benchmark:
     prepare: Callable[[Path, Model, Options], Prepared]
     table: Callable[[Sequence[tuple[str, Result]]], Table]
     synth: Callable[[Path, int, int, str, Options, Callable[[], None] | None], Path]
+    #: Whether samples are videos (``gavel generate`` then takes the frame sampling flags).
+    videos: bool = False
 
 
 _BENCHMARKS: dict[str, Benchmark] = {}
@@ -214,7 +216,8 @@ def _vh_prepare(data: Path, model: Model, options: Options) -> Prepared:
         2 * len(dataset.pairs),
         dataset.sha256,
         OFFICIAL_TEMPLATE,
-        {"hallucination_video": "own"},
+        # How the adapter chose each video's frames (None for models that read the files).
+        {"hallucination_video": "own", "frames": model.settings().get("frames")},
     )
 
 
@@ -249,5 +252,6 @@ register(
         _vh_prepare,
         _vh_table,
         _vh_synth,
+        videos=True,
     )
 )

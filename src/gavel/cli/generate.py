@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 import msgspec
 
-from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
-from gavel.models.presets import get_preset, preset_names
+from gavel.models.presets import Preset, get_preset, preset_names
 from gavel.models.registry import describe_specs, load_model
 from gavel.runner.async_runner import run_sync
 
@@ -143,13 +144,34 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="GAVEL: prompt template shipped with gavel [default: the preset's, gavel_v1].",
 )
 @click.option("--thinking", is_flag=True, help="DetailVerifyBench: the official thinking prompt.")
+@click.option(
+    "--frames",
+    "frame_count",
+    type=click.IntRange(min=1),
+    default=None,
+    help="VideoHallucer: frames sent per video, spread evenly over it [default: the preset's, "
+    "else 8].",
+)
+@click.option(
+    "--fps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="VideoHallucer: instead of --frames, one frame every 1/F seconds (see --max-frames).",
+)
+@click.option(
+    "--max-frames",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --fps: at most M frames per video, evenly thinned [default: 32].",
+)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, temperature: float | None, device: str | None,
              dtype: str | None, batch_size: int | None, executor: str,
              ray_address: str | None, workers: int | None, cache_path: Path | None,
-             no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool, no_progress: bool) -> None:  # fmt: skip
+             no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool,
+             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
     Failed calls (429, 5xx, timeouts, malformed replies) are retried with backoff; a run that
@@ -168,6 +190,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     # Local-model options go only to the models that take them (and only when given).
     local = (("device", device), ("dtype", dtype), ("batch_size", batch_size))
     options |= {k: v for k, v in local if v is not None}
+    options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
@@ -220,3 +243,21 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
+
+
+def _frame_options(bench: Benchmark, family: Preset | None, count: int | None,
+                   fps: float | None, max_frames: int | None) -> dict[str, Any]:  # fmt: skip
+    """The adapter options choosing a video's frames: the flags, else the preset's default."""
+    given = {"frames": count, "fps": fps, "max_frames": max_frames}
+    flags = [f"--{name.replace('_', '-')}" for name, value in given.items() if value is not None]
+    if flags and not bench.videos:
+        raise click.UsageError(f"{' and '.join(flags)}: only for video benchmarks (videohallucer)")
+    if count is not None and fps is not None:
+        raise click.UsageError("give --frames (a count) or --fps (a rate), not both")
+    if max_frames is not None and fps is None:
+        raise click.UsageError("--max-frames caps the --fps sampling: give --fps too")
+    if flags:
+        return {name: value for name, value in given.items() if value is not None}
+    if bench.videos and family is not None and family.frames is not None:
+        return family.frames.options()
+    return {}

@@ -36,7 +36,8 @@ from typing import Any
 from PIL import Image
 
 from gavel.errors import ConfigError, GavelError
-from gavel.media.frames import FrameSampling, sample_frames
+from gavel.media.frames import sample_frames
+from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,8 @@ class HFModel:
     on the CPU (:data:`DEFAULT_BATCH_SIZE`). ``multi_image``: whether
     the model takes several images in one turn (needed for videos); ``None`` decides from the
     model type. ``seed`` seeds torch before each sampled batch (``temperature`` > 0).
+    A video is sent as its sampled frames: ``frames`` spread evenly (8 by default), or one
+    every ``1 / fps`` seconds, at most ``max_frames`` (:mod:`gavel.media.sampling`).
     """
 
     def __init__(
@@ -110,7 +113,9 @@ class HFModel:
         batch_size: int | None = None,
         box_format: str | None = None,
         max_image_side: int | None = None,
-        frames: int = 8,
+        frames: int | None = None,
+        fps: float | None = None,
+        max_frames: int | None = None,
         multi_image: bool | None = None,
         seed: int = 0,
     ):
@@ -124,8 +129,7 @@ class HFModel:
             raise ConfigError("batch_size must be at least 1")
         if max_image_side is not None and max_image_side < 1:
             raise ConfigError("max_image_side must be a positive number of pixels")
-        if frames < 1:
-            raise ConfigError("frames must be at least 1")
+        sampling = sampling_from_options(frames, fps, max_frames)
         torch, transformers = _require()
         self._torch = torch
         self.source = _resolve_source(source)
@@ -137,7 +141,7 @@ class HFModel:
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE[self.device.partition(":")[0]]
         self.box_format = box_format
         self.max_image_side = max_image_side
-        self.frames = frames
+        self.sampling = sampling
         self.seed = seed
         self._lock = threading.Lock()
 
@@ -241,7 +245,7 @@ class HFModel:
             "seed": self.seed if self.temperature > 0 else None,
             "batch_size": self.batch_size,
             "max_image_side": self.max_image_side,
-            "frames": {"mode": "uniform", "count": self.frames},
+            "frames": self.sampling.describe(),
             "box_format": self.box_format,
             "versions": dict(self.versions),
         }
@@ -318,7 +322,7 @@ class HFModel:
                     raise GavelError(
                         f"{self.name} takes one image per turn, so it cannot take the video {path}"
                     )
-                sampled = sample_frames(path, FrameSampling(mode="uniform", count=self.frames))
+                sampled = sample_frames(path, self.sampling)
                 images.extend(self._fit(Image.fromarray(frame)) for frame in sampled.images)
             else:
                 images.append(self._fit(_open_image(path)))
@@ -450,7 +454,7 @@ def _open_image(path: Path) -> Image.Image:
 #: Options ``from_spec`` accepts (the constructor's keyword arguments).
 SPEC_OPTIONS = (
     "device", "dtype", "max_new_tokens", "temperature", "batch_size", "box_format",
-    "max_image_side", "frames", "multi_image", "seed",
+    "max_image_side", "frames", "fps", "max_frames", "multi_image", "seed",
 )  # fmt: skip
 #: Command-line options of other adapters, accepted when empty (the CLI passes every flag).
 _FOREIGN_OPTIONS = ("base_urls", "base_url", "api_key_env")

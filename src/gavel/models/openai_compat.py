@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,7 +32,9 @@ from urllib.parse import urlsplit
 from PIL import Image
 
 from gavel.errors import ConfigError, GavelError
-from gavel.media.frames import FrameSampling, sample_frames
+from gavel.media.frames import Frames, sample_frames
+from gavel.media.pool import in_pool, sample_frames_async
+from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
 from gavel.parsing.conventions import qwen_smart_resize
 from gavel.runner.retry import InvalidResponseError
@@ -54,6 +56,9 @@ class OpenAIChatModel:
     ``image_format``: ``auto`` sends an unchanged PNG or JPEG file byte for byte and re-encodes
     anything else (resized images, other formats, video frames) as JPEG when it came from a
     JPEG or a video and PNG otherwise; ``png`` or ``jpeg`` re-encode every image in that format.
+
+    A video is sent as its sampled frames: ``frames`` spread evenly (8 by default), or one
+    every ``1 / fps`` seconds, at most ``max_frames`` (:mod:`gavel.media.sampling`).
     """
 
     def __init__(
@@ -65,7 +70,9 @@ class OpenAIChatModel:
         max_tokens: int | None = 1024,
         temperature: float | None = 0.0,
         max_image_side: int | None = None,
-        frames: int = 8,
+        frames: int | None = None,
+        fps: float | None = None,
+        max_frames: int | None = None,
         timeout: float = 300.0,
         box_format: str | None = "pixel",
         extra_body: dict[str, Any] | None = None,
@@ -85,8 +92,7 @@ class OpenAIChatModel:
                 )
         if max_image_side is not None and max_image_side < 1:
             raise ConfigError("max_image_side must be a positive number of pixels")
-        if frames < 1:
-            raise ConfigError("frames must be at least 1")
+        sampling = sampling_from_options(frames, fps, max_frames)
         if image_format not in IMAGE_FORMATS:
             raise ConfigError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}")
         self.name = model
@@ -96,7 +102,8 @@ class OpenAIChatModel:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.max_image_side = max_image_side
-        self.frames = frames
+        #: How a video's frames are chosen (``frames=N``, or ``fps=F`` with ``max_frames=M``).
+        self.sampling = sampling
         self.timeout = timeout
         self.box_format = box_format
         self.extra_body = dict(extra_body or {})
@@ -155,7 +162,7 @@ class OpenAIChatModel:
             "temperature": self.temperature,
             "max_image_side": self.max_image_side,
             "image_format": self.image_format,
-            "frames": {"mode": "uniform", "count": self.frames},
+            "frames": self.sampling.describe(),
             "box_format": self.box_format,
             "extra_body": self.extra_body,
         }
@@ -173,7 +180,13 @@ class OpenAIChatModel:
 
     async def answer_async(self, request: Request) -> Answer:
         """One attempt; raises the client's errors (the runner decides what to retry)."""
-        if request.images:
+        videos = [Path(p) for p in request.images if Path(p).suffix.lower() in VIDEO_SUFFIXES]
+        if videos:
+            # Decoded on the pool sized to the cores (a pair's two questions share one decode);
+            # the frames are encoded there too, so the event loop only sends.
+            decoded = {path: await sample_frames_async(path, self.sampling) for path in videos}
+            content, sent = await in_pool(self.build_content, request, decoded)
+        elif request.images:
             content, sent = await asyncio.to_thread(self.build_content, request)
         else:
             content, sent = self.build_content(request)
@@ -223,15 +236,16 @@ class OpenAIChatModel:
     # --- request building --------------------------------------------------------------------
 
     def build_content(
-        self, request: Request
+        self, request: Request, decoded: Mapping[Path, Frames] | None = None
     ) -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
-        """The message content (images first, then the prompt) and the first image's sent size."""
+        """The message content (images first, then the prompt) and the first image's sent size;
+        a video's frames are taken from ``decoded`` when there, else sampled here."""
         parts: list[dict[str, Any]] = []
         sent: tuple[int, int] | None = None
         for path in request.images:
             path = Path(path)
             if path.suffix.lower() in VIDEO_SUFFIXES:
-                frames = sample_frames(path, FrameSampling(mode="uniform", count=self.frames))
+                frames = (decoded or {}).get(path) or sample_frames(path, self.sampling)
                 encoded = [self._encode_frame(frame) for frame in frames.images]
             else:
                 encoded = [self._encode_file(path)]
@@ -384,7 +398,7 @@ class _LoopThread:
 #: Options ``from_spec`` accepts (the constructor's keyword arguments).
 SPEC_OPTIONS = (
     "base_urls", "api_key_env", "max_tokens", "temperature", "max_image_side", "frames",
-    "timeout", "box_format", "extra_body", "image_format",
+    "fps", "max_frames", "timeout", "box_format", "extra_body", "image_format",
 )  # fmt: skip
 
 

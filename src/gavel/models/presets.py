@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gavel.errors import ConfigError
+from gavel.media.sampling import FrameSampling
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ class Preset:
     #: The GAVEL prompt template shipped with gavel.
     gavel_prompt: str
     notes: str
+    #: How a video's frames are chosen for this family (None: gavel's default, 8 uniform).
+    frames: FrameSampling | None = None
 
 
 _PRESETS: dict[str, Preset] = {}
@@ -54,9 +57,12 @@ _register(Preset(
     "gpt", "pixel", 1024, "gavel_v1",
     "pixels of the image as sent; images are downscaled to a 1024 px long side",
 ))  # fmt: skip
-_register(
-    Preset("gemini", "yx1000", None, "gavel_v1", "box_2d as [ymin, xmin, ymax, xmax] in 0-1000")
-)
+_register(Preset(
+    "gemini", "yx1000", None, "gavel_v1",
+    "box_2d as [ymin, xmin, ymax, xmax] in 0-1000; videos as one frame per second (the rate "
+    "Gemini samples video files at), at most 32",
+    FrameSampling(mode="fps", fps=1.0, max_frames=32),
+))  # fmt: skip
 _register(Preset(
     "florence-2", "loc1000", None, "gavel_v1",
     "<loc_N> tokens in 1000 bins; Florence-2 grounds phrases but rarely states a verdict",

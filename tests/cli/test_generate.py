@@ -1,0 +1,90 @@
+"""``gavel generate`` (and ``gavel run``) choose a video's frames from the command line, and
+record the choice, against a real Chat Completions server on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("openai")
+pytest.importorskip("av")
+
+
+@pytest.fixture
+def videos(gavel, tmp_path):
+    folder = tmp_path / "vh"
+    assert (
+        gavel("synth", "--benchmark", "videohallucer", "--n", "2", "--out", folder).returncode == 0
+    )
+    return folder
+
+
+def generate(gavel, server, data, out, *flags):
+    return gavel("generate", "--benchmark", "videohallucer", "--data", data,
+                 "--model", "openai:vlm", "--base-url", server.url, "--no-cache",
+                 "--no-progress", "--out", out, *flags)  # fmt: skip
+
+
+def images_per_request(server) -> list[int]:
+    return [sum(p.get("type") == "image_url" for p in body["messages"][-1]["content"])
+            for _, body, _ in server.received]  # fmt: skip
+
+
+def test_frames_sets_the_count_and_is_recorded(gavel, server, videos, tmp_path):
+    done = generate(gavel, server, videos, tmp_path / "p.jsonl", "--frames", "3")
+    assert done.returncode == 0, done.stderr
+    assert images_per_request(server) == [3] * 4
+    manifest = json.loads((tmp_path / "p.manifest.json").read_text())
+    assert manifest["settings"]["frames"] == {"mode": "uniform", "count": 3}
+    assert manifest["adapter"]["frames"] == {"mode": "uniform", "count": 3}
+
+
+def test_fps_and_max_frames_sample_by_rate(gavel, server, videos, tmp_path):
+    from gavel.benchmarks.videohallucer import build_requests
+    from gavel.benchmarks.videohallucer_data import load_pairs
+    from gavel.media.frames import FrameSampling, sample_frames
+
+    done = generate(gavel, server, videos, tmp_path / "p.jsonl", "--fps", "2", "--max-frames", "5")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "p.manifest.json").read_text())
+    assert manifest["settings"]["frames"] == {"mode": "fps", "fps": 2.0, "max_frames": 5}
+    sampling = FrameSampling(mode="fps", fps=2.0, max_frames=5)
+    expected = [len(sample_frames(r.images[0], sampling).images)
+                for r in build_requests(load_pairs(videos), videos)]  # fmt: skip
+    assert sorted(images_per_request(server)) == sorted(expected)
+    assert max(expected) <= 5
+
+
+def test_a_presets_default_applies_and_a_flag_overrides_it(gavel, server, videos, tmp_path):
+    done = generate(gavel, server, videos, tmp_path / "a.jsonl", "--preset", "gemini")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "a.manifest.json").read_text())
+    assert manifest["settings"]["frames"] == {"mode": "fps", "fps": 1.0, "max_frames": 32}
+    done = generate(gavel, server, videos, tmp_path / "b.jsonl", "--preset", "gemini",
+                    "--frames", "2")  # fmt: skip
+    manifest = json.loads((tmp_path / "b.manifest.json").read_text())
+    assert manifest["settings"]["frames"] == {"mode": "uniform", "count": 2}
+
+
+def test_run_passes_the_frame_flags_through(gavel, server, videos, tmp_path):
+    done = gavel("run", "--benchmark", "videohallucer", "--data", videos, "--model", "openai:vlm",
+                 "--base-url", server.url, "--no-cache", "--no-progress", "--frames", "2",
+                 "--out", tmp_path / "run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "run" / "predictions.manifest.json").read_text())
+    assert manifest["settings"]["frames"] == {"mode": "uniform", "count": 2}
+    assert images_per_request(server) == [2] * 4
+
+
+def test_contradictory_or_misplaced_flags_are_refused(gavel, server, videos, tmp_path):
+    out = tmp_path / "p.jsonl"
+    both = generate(gavel, server, videos, out, "--frames", "3", "--fps", "1")
+    assert both.returncode == 2 and "not both" in both.stderr
+    alone = generate(gavel, server, videos, out, "--max-frames", "3")
+    assert alone.returncode == 2 and "give --fps too" in alone.stderr
+    images = gavel("generate", "--data", videos / "nothing.jsonl", "--model", "scene",
+                   "--out", out, "--frames", "3")  # fmt: skip
+    assert images.returncode == 2 and "only for video benchmarks" in images.stderr
+    assert "Traceback" not in both.stderr + alone.stderr + images.stderr
+    assert not out.exists() and server.received == []

@@ -1,0 +1,83 @@
+"""The packet scan counts frames and maps them to timestamps whatever the container claims."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from gavel.media.frames import FrameSampling, sample_frames
+from gavel.media.video_index import read_index
+
+av = pytest.importorskip("av")
+np = pytest.importorskip("numpy")
+
+
+def index_of(path):
+    with av.open(str(path)) as container:
+        return read_index(container, container.streams.video[0])
+
+
+def test_b_frames_are_indexed_in_presentation_order(tmp_path, write_video):
+    path = write_video(tmp_path / "b.mp4", 20, options={"g": "10", "bf": "3"})
+    index = index_of(path)
+    assert index.count == 20 and index.seekable
+    assert list(index.pts) == sorted(index.decode_pts) and index.pts != index.decode_pts
+    # Every frame's keyframe comes no later in the file and shows no later.
+    for pts in index.pts:
+        start = index.start_for(pts)
+        assert start in index.keyframes
+        assert start <= index.position(pts) and index.decode_pts[start] <= pts
+
+
+def test_a_lying_frame_count_does_not_change_the_frames(tmp_path, write_video, full_decode):
+    """An AVI whose headers claim 1000 frames (and so a 125 s duration) for its 40."""
+    path = write_video(tmp_path / "honest.avi", codec="mpeg4", options={"g": "10"})
+    data = bytearray(path.read_bytes())
+    stream_header, main_header = data.index(b"strh"), data.index(b"avih")
+    struct.pack_into("<I", data, stream_header + 8 + 32, 1000)  # strh dwLength
+    struct.pack_into("<I", data, main_header + 8 + 16, 1000)  # avih dwTotalFrames
+    lying = tmp_path / "lying.avi"
+    lying.write_bytes(bytes(data))
+    with av.open(str(lying)) as container:
+        assert container.streams.video[0].frames == 1000  # the lie is really read
+    assert index_of(lying).declared_frames == 1000 and index_of(lying).count == 40
+    frames = sample_frames(lying, FrameSampling(count=4))
+    truth = sample_frames(path, FrameSampling(count=4))
+    images, _, _ = full_decode(path)
+    assert frames.indices == truth.indices == (5, 15, 25, 35)
+    assert frames.total_frames == 40
+    assert all(
+        np.array_equal(a, images[i]) for a, i in zip(frames.images, frames.indices, strict=True)
+    )
+
+
+def test_a_missing_duration_does_not_change_the_frames(tmp_path, write_video, full_decode):
+    """An MP4 whose movie, track and media durations are all zeroed."""
+    path = write_video(tmp_path / "whole.mp4", options={"g": "10", "bf": "2"})
+    data = bytearray(path.read_bytes())
+    for box, offset in ((b"mvhd", 16), (b"tkhd", 20), (b"mdhd", 16)):  # version-0 boxes
+        struct.pack_into(">I", data, data.index(box) + 4 + offset, 0)
+    cut = tmp_path / "no-duration.mp4"
+    cut.write_bytes(bytes(data))
+    with av.open(str(cut)) as container:
+        assert container.duration is None  # the duration is really gone
+    frames = sample_frames(cut, FrameSampling(mode="fps", fps=2))
+    images, _, _ = full_decode(path)
+    assert frames.indices == (0, 4, 8, 12, 16, 20, 24, 28, 32, 36)
+    assert frames.duration == pytest.approx(5.0)
+    assert all(
+        np.array_equal(a, images[i]) for a, i in zip(frames.images, frames.indices, strict=True)
+    )
+
+
+def test_webm_has_no_frame_count_and_is_counted_from_its_packets(tmp_path, write_video):
+    path = write_video(tmp_path / "v.webm", 30, codec="libvpx-vp9",
+                       options={"deadline": "realtime", "cpu-used": "8"})  # fmt: skip
+    index = index_of(path)
+    assert index.declared_frames == 0 and index.count == 30 and index.seekable
+
+
+def test_a_stream_without_timestamps_is_not_seekable(tmp_path, write_video):
+    index = index_of(write_video(tmp_path / "raw.h264", 12, format="h264"))
+    assert index.count == 12 and not index.seekable
