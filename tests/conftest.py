@@ -4,6 +4,7 @@ and real OpenAI-protocol servers on loopback."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,13 @@ import pytest
 
 #: Real data shipped beside the repository (never copied into it).
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_answer_cache(tmp_path_factory) -> None:
+    """Every test (and every command it starts) caches answers in a folder of its own run,
+    never in the user's ~/.cache/gavel."""
+    os.environ["GAVEL_CACHE_DIR"] = str(tmp_path_factory.mktemp("answer-cache"))
 
 
 @pytest.fixture
