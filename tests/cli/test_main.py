@@ -88,6 +88,23 @@ def test_validating_a_file_imports_no_heavy_library(tmp_path):
     assert not packages & set(HEAVY)
 
 
+def test_scoring_imports_no_heavy_library(tmp_path):
+    photos = example_dir("photos")
+    packages, done = imported_by(
+        tmp_path,
+        "score",
+        "--data",
+        str(photos / "gavel.jsonl"),
+        "--predictions",
+        str(photos / "predictions" / "qwen2.5-vl.jsonl"),
+        "--box-format",
+        "resized-pixel",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "A@0.5" in done.stdout
+    assert not packages & set(HEAVY)
+
+
 @pytest.mark.parametrize("command", ["score", "generate", "run", "synth", "compare", "data"])
 def test_command_help_imports_no_heavy_library(tmp_path, command):
     packages, done = imported_by(tmp_path, command, "--help")
