@@ -222,9 +222,10 @@ def main() -> None:
     # One sample more or less changes A@t by 100/n: anything closer is the same count of hits.
     same = all(abs(a - b) < 1e-6 for a, b in zip(fast[3], slow[3], strict=True))
     print(f"  same A@t on both sides: {'yes' if same else 'NO, the two disagree'}")
-    print(
-        f"  speed-up: {slow[0] / fast[0]:.1f}x   goal gavel < 2 s: {'met' if fast[0] < 2 else 'MISSED'}"
-    )
+    goal = ""
+    if args.n == 100_000 and not args.raw:  # the goal is set for this case only
+        goal = f"   goal gavel < 2 s: {'met' if fast[0] < 2 else 'MISSED'}"
+    print(f"  speed-up: {slow[0] / fast[0]:.1f}x{goal}")
 
 
 if __name__ == "__main__":
