@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from gavel.geometry import Box
 from gavel.overlap import UnionOverlap, grouped, pairwise_iou, union_overlap
@@ -76,6 +75,9 @@ def match_max(preds: Boxes, golds: Boxes, overlap: UnionOverlap) -> np.ndarray:
     "one-to-one assignment maximizing total IoU; sum of matched IoUs / max(#pred, #gold)",
 )
 def match_hungarian(preds: Boxes, golds: Boxes, overlap: UnionOverlap) -> np.ndarray:
+    # scipy.optimize costs a tenth of a second to import: only runs that ask for it pay.
+    from scipy.optimize import linear_sum_assignment
+
     out = np.zeros(len(preds))
     for idx, pred, gold in grouped(preds, golds):
         matrices = pairwise_iou(pred, gold)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -51,10 +52,18 @@ def grouped(
         if kp == 0 or kg == 0:
             continue
         for start in range(0, len(members), CHUNK):
-            idx = np.asarray(members[start : start + CHUNK])
-            pred = np.asarray([preds[i] for i in idx], dtype=np.float64).reshape(-1, kp, 4)
-            gold = np.asarray([golds[i] for i in idx], dtype=np.float64).reshape(-1, kg, 4)
-            yield idx, pred, gold
+            chunk = members[start : start + CHUNK]
+            yield np.asarray(chunk), _stack(preds, chunk, kp), _stack(golds, chunk, kg)
+
+
+def _stack(boxes: Sequence[Sequence[Box]], members: list[int], k: int) -> np.ndarray:
+    """``(len(members), k, 4)`` array of the members' boxes.
+
+    Streaming the numbers through ``np.fromiter`` is two to three times faster than letting
+    ``np.asarray`` discover the shape of a list of lists of tuples.
+    """
+    values = chain.from_iterable(chain.from_iterable(boxes[i] for i in members))
+    return np.fromiter(values, dtype=np.float64, count=len(members) * k * 4).reshape(-1, k, 4)
 
 
 def _cover(boxes: np.ndarray, mid_x: np.ndarray, mid_y: np.ndarray) -> np.ndarray:

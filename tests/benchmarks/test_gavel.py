@@ -233,3 +233,50 @@ def test_the_shipped_examples_score_as_annotated():
     assert {s.id: s for s in qwen25}["coffee-1"].iou > 0.8
     for _, scores in results.values():
         assert all(s.box_status != "invalid" for s in scores)
+
+
+def test_predicted_boxes_are_ordered_clipped_and_filtered_before_iou(tmp_path):
+    """Given boxes follow the same rules as parsed ones (docs/data-format.md). Gold: the 20x20
+    box (40, 10)-(60, 30) of a 100x50 image; IoUs worked out by hand."""
+    cases = {
+        # Sticks out above the image: clipped to (40, 0)-(60, 30), IoU 400 / 600 (unclipped,
+        # 400 / 800 would be a mere tie at 0.5).
+        "outside": {"boxes": [[40, -10, 60, 30]]},
+        # The same box as rel-1000 text: the parser clips it the same way.
+        "outside-parsed": {
+            "response": '{"hallucination": true, "bbox_2d": [400, -200, 600, 600]}',
+            "box_format": "rel1000",
+        },
+        "swapped": {"boxes": [[60, 30, 40, 10]]},  # corners in the wrong order: IoU 1
+        "on-the-edge": {"boxes": [[40, 10, 60, 50]]},  # ends on the bottom edge: IoU 1/2
+        "flat-and-good": {"boxes": [[10, 10, 10, 40], [40, 10, 60, 30]]},  # flat one dropped
+    }
+    gold = [
+        {
+            "id": name,
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Color",
+            "boxes": [[40, 10, 20, 20]],
+            "width": 100,
+            "height": 50,
+        }
+        for name in cases
+    ]
+    data = write_jsonl(tmp_path / "gold.jsonl", gold)
+    pred = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [{"id": name, "hallucinated": True} | fields for name, fields in cases.items()],
+    )
+    result, scores = evaluate_files(data, pred, GavelSettings(resamples=0))
+    ious = {s.id: s.iou for s in scores}
+    assert ious["outside"] == pytest.approx(2 / 3)
+    assert ious["outside-parsed"] == pytest.approx(2 / 3)
+    assert ious["swapped"] == 1.0
+    assert ious["on-the-edge"] == 0.5
+    assert ious["flat-and-good"] == 1.0
+    assert {s.id: s.pred_boxes for s in scores}["outside"] == [(40.0, 0.0, 60.0, 30.0)]
+    boxes = result.metrics["boxes"]
+    assert (boxes["clipped"], boxes["swapped"], boxes["degenerate_dropped"]) == (2, 1, 1)
+    assert result.metrics["grounding"]["A@0.7"] == pytest.approx(100 * 2 / 5)

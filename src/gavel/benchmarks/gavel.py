@@ -15,6 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 from gavel.benchmarks.gavel_data import load_samples
 from gavel.errors import ConfigError
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
+from gavel.io.bulk import collector_paused
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
 from gavel.matching import describe, get_policy
@@ -101,20 +103,14 @@ class GavelScorer:
         self.tally = ScoringTally()
 
     def score(self, sample: GavelSample, prediction: Prediction | None) -> GavelScore:
-        base = {
-            "id": sample.id,
-            "column": sample.column,
-            "verdict_true": sample.hallucinated,
-            "n_gold_boxes": len(sample.boxes),
-        }
         no_iou = 0.0 if sample.boxes else None
         if prediction is None:
-            return GavelScore(outcome=Outcome.MISSING, iou=no_iou, **base)
+            return self._failed(sample, Outcome.MISSING, iou=no_iou)
         if prediction.model:
             self.tally.models[prediction.model] += 1
         if prediction.error:
-            return GavelScore(
-                outcome=Outcome.MODEL_ERROR, iou=no_iou, detail=prediction.error[:500], **base
+            return self._failed(
+                sample, Outcome.MODEL_ERROR, iou=no_iou, detail=prediction.error[:500]
             )
 
         verdict = prediction.hallucinated
@@ -127,19 +123,24 @@ class GavelScorer:
         boxes, status, box_format = self._boxes(sample, prediction)
         self.tally.box_status[status] += 1
         if verdict is None:
-            return GavelScore(
-                outcome=Outcome.UNPARSEABLE,
+            return self._failed(
+                sample,
+                Outcome.UNPARSEABLE,
                 iou=no_iou,
                 box_status=status,
                 box_format=box_format,
                 explanation=explanation,
                 detail="no verdict found in the response",
-                **base,
             )
         if verdict is False and boxes and self.settings.ignore_boxes_when_clean:
             self.tally.ignored_with_clean_verdict += 1
             boxes = []
+        # Spelled out rather than built from a shared dict: this runs once per sample.
         return GavelScore(
+            id=sample.id,
+            column=sample.column,
+            verdict_true=sample.hallucinated,
+            n_gold_boxes=len(sample.boxes),
             outcome=Outcome.OK,
             verdict_pred=verdict,
             iou=no_iou,  # replaced by fill_overlaps when both sides have boxes
@@ -148,7 +149,18 @@ class GavelScorer:
             box_status=status,
             box_format=box_format,
             explanation=explanation,
-            **base,
+        )
+
+    @staticmethod
+    def _failed(sample: GavelSample, outcome: Outcome, **fields: Any) -> GavelScore:
+        """A sample without a usable answer: its gold side and what is known of the failure."""
+        return GavelScore(
+            id=sample.id,
+            column=sample.column,
+            verdict_true=sample.hallucinated,
+            n_gold_boxes=len(sample.boxes),
+            outcome=outcome,
+            **fields,
         )
 
     def fill_overlaps(self, samples: list[GavelSample], scores: list[GavelScore]) -> None:
@@ -192,6 +204,12 @@ class GavelScorer:
         boxes: list[Box] = []
         width, height = sample.width, sample.height
         for values in given:
+            if len(values) == 4:
+                x1, y1, x2, y2 = values
+                # The usual box: ordered, with area, inside the image (and so finite).
+                if 0 <= x1 < x2 <= width and 0 <= y1 < y2 <= height:
+                    boxes.append((float(x1), float(y1), float(x2), float(y2)))
+                    continue
             if len(values) != 4 or not math.isfinite(sum(values)):
                 self.tally.degenerate += 1
                 continue
@@ -290,6 +308,23 @@ def _block(
     }
 
 
+#: Outcomes in a fixed order, for counting them as small integer codes.
+OUTCOMES = list(Outcome)
+
+
+def _codes(values: list[Any], names: list[Any]) -> np.ndarray:
+    """Each value's position in ``names`` (-1 if absent): masks and counts on 100,000 samples
+    are then numpy operations on small integers instead of string comparisons."""
+    position = {name: code for code, name in enumerate(names)}
+    return np.fromiter((position.get(v, -1) for v in values), dtype=np.int16, count=len(values))
+
+
+def _outcome_counts(codes: np.ndarray) -> dict[str, int]:
+    """How many samples had each outcome, in order of first appearance (as a Counter lists)."""
+    present, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    return {OUTCOMES[present[i]].value: int(counts[i]) for i in np.argsort(first)}
+
+
 def summarize(
     samples: list[GavelSample],
     scores: list[GavelScore],
@@ -300,12 +335,12 @@ def summarize(
     cols = _columns(scores)
     everything = np.ones(len(scores), dtype=bool)
     overall = _block(cols, everything, settings)
-    columns = np.array([s.column for s in scores])
-    outcomes = np.array([str(s.outcome) for s in scores])
+    columns = _codes([s.column for s in scores], CATEGORY_COLUMNS)
+    outcomes = _codes([s.outcome for s in scores], OUTCOMES)
 
     per_category: dict[str, Any] = {}
-    for column in CATEGORY_COLUMNS:
-        mask = columns == column
+    for code, column in enumerate(CATEGORY_COLUMNS):
+        mask = columns == code
         if mask.any():
             block = _block(cols, mask, settings)
             per_category[column] = {
@@ -313,7 +348,7 @@ def summarize(
                 "grounding": block["grounding"],
                 "verification_accuracy": block["verification"]["accuracy"],
                 "area_ratio": {k: block["area_ratio"][k] for k in ("n", "median_log2")},
-                "counts": dict(Counter(outcomes[mask].tolist())),
+                "counts": _outcome_counts(outcomes[mask]),
             }
 
     rng = np.random.default_rng(settings.seed)
@@ -337,9 +372,12 @@ def summarize(
             rng=rng,
         ),
     }
-    counts = {o.value: 0 for o in Outcome} | dict(Counter(outcomes.tolist()))
+    counts = {o.value: 0 for o in Outcome} | _outcome_counts(outcomes)
     counts["total"] = len(scores)
-    gold_areas = [(b[2] - b[0]) * (b[3] - b[1]) for s in samples for b in s.boxes]
+    gold = np.fromiter(
+        chain.from_iterable(chain.from_iterable(s.boxes for s in samples)), dtype=np.float64
+    ).reshape(-1, 4)
+    gold_areas = (gold[:, 2] - gold[:, 0]) * (gold[:, 3] - gold[:, 1])
     metrics = {
         **overall,
         "explanation": None,
@@ -353,7 +391,7 @@ def summarize(
             "ignored_with_clean_verdict": tally.ignored_with_clean_verdict,
             "mean_pred_boxes": float(np.mean([s.n_pred_boxes for s in scores])) if scores else 0.0,
         },
-        "gold_box_size_hist": box_size_histogram(np.array(gold_areas)),
+        "gold_box_size_hist": box_size_histogram(gold_areas),
     }
     return {"metrics": metrics, "per_category": per_category, "counts": counts, "ci": ci}
 
@@ -366,9 +404,10 @@ def evaluate_files(
     image_root: str | Path | None = None,
 ) -> tuple[Result, list[GavelScore]]:
     """GavelScore a predictions file against a GAVEL data file; nothing here needs the model."""
-    samples, loader = load_samples(data, image_root)
-    reader = PredictionReader(predictions)
-    scores, unknown, tally = score_predictions(samples, reader, settings)
+    with collector_paused():  # hundreds of thousands of acyclic records: see gavel.io.bulk
+        samples, loader = load_samples(data, image_root)
+        reader = PredictionReader(predictions)
+        scores, unknown, tally = score_predictions(samples, reader, settings)
     summary = summarize(samples, scores, settings, tally)
     warnings = []
     if unknown:

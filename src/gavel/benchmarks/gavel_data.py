@@ -136,9 +136,10 @@ class GavelLoader:
     def _check_text(self, number: int, raw: GavelLine) -> None:
         if not raw.caption.strip():
             raise self.fail(number, "caption", "empty caption")
-        for name in ("caption", "explanation"):
-            if len(getattr(raw, name)) > MAX_TEXT:
-                raise self.fail(number, name, f"longer than {MAX_TEXT} characters")
+        if len(raw.caption) > MAX_TEXT:
+            raise self.fail(number, "caption", f"longer than {MAX_TEXT} characters")
+        if len(raw.explanation) > MAX_TEXT:
+            raise self.fail(number, "explanation", f"longer than {MAX_TEXT} characters")
 
     def _check_category(self, number: int, raw: GavelLine) -> None:
         if raw.hallucinated:
@@ -154,6 +155,8 @@ class GavelLoader:
 
     def _size(self, number: int, raw: GavelLine, image: str) -> tuple[int, int]:
         if raw.width is not None and raw.height is not None:
+            if raw.width > 0 and raw.height > 0:
+                return raw.width, raw.height
             for name, value in (("width", raw.width), ("height", raw.height)):
                 if value <= 0:
                     raise self.fail(number, name, f"must be a positive integer, got {value}")
@@ -188,6 +191,10 @@ class GavelLoader:
                     number, f"boxes[{index}]", f"expected [x, y, w, h], got {len(box)} numbers"
                 )
             x, y, w, h = box
+            # The usual box: a positive size, inside the image (and so finite).
+            if w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= width and y + h <= height:
+                boxes.append((x, y, x + w, y + h))
+                continue
             if not (w > 0 and h > 0 and math.isfinite(x + y + w + h)):
                 raise self.fail(number, f"boxes[{index}]", _box_problem(box))
             xyxy = (x, y, x + w, y + h)

@@ -7,23 +7,71 @@ import sys
 import click
 
 from gavel import __version__
-from gavel.cli.annotate import annotate
-from gavel.cli.compare import compare
-from gavel.cli.curate import curate
-from gavel.cli.data import data
-from gavel.cli.demo import demo
-from gavel.cli.generate import generate
-from gavel.cli.judge_agreement import judge_agreement
-from gavel.cli.judge_calibrate import judge_calibrate
-from gavel.cli.report import report
-from gavel.cli.run import run
-from gavel.cli.score import score
-from gavel.cli.synth import synth
-from gavel.cli.train import train
+from gavel.cli.lazy import LazyCommand, LazyGroup
 from gavel.errors import GavelError
 
+#: Every subcommand, imported only when it runs (so ``gavel --help`` imports none of them), with
+#: the summary ``gavel --help`` shows; tests/cli/test_main.py keeps the summaries true.
+COMMANDS = {
+    "annotate": LazyCommand(
+        "gavel.cli.annotate:annotate",
+        "Annotate candidate pairs in three stages: annotator, reviewer, spot checker.",
+    ),
+    "compare": LazyCommand(
+        "gavel.cli.compare:compare",
+        "Paired bootstrap (every metric) and McNemar's exact test (right/wrong metrics).",
+    ),
+    "curate": LazyCommand(
+        "gavel.cli.curate:curate", "Make candidate pairs for annotation (docs/curate.md)."
+    ),
+    "data": LazyCommand("gavel.cli.data:data", "Check, describe and split data files."),
+    "demo": LazyCommand(
+        "gavel.cli.demo:demo",
+        "Run gavel end to end, offline, in well under a minute, and print three tables.",
+    ),
+    "generate": LazyCommand(
+        "gavel.cli.generate:generate",
+        "Ask a model about every sample; each answer is saved verbatim as soon as it arrives.",
+    ),
+    "judge-agreement": LazyCommand(
+        "gavel.cli.judge_agreement:judge_agreement",
+        "Agreement between judges' per-sample scores: exact %, weighted kappa, Spearman.",
+    ),
+    "judge-calibrate": LazyCommand(
+        "gavel.cli.judge_calibrate:judge_calibrate",
+        "Fit the offline (proxy) judge's thresholds against the rule-based reference.",
+    ),
+    "report": LazyCommand(
+        "gavel.cli.report:report",
+        "Tables, plots and a filterable sample gallery for one or more runs (results.json "
+        "files, run folders, or folders holding run folders; any of the three benchmarks). "
+        "The page opens from disk with no network.",
+    ),
+    "run": LazyCommand(
+        "gavel.cli.run:run",
+        "Generate predictions, then score them, into one run folder.",
+        fixed=True,
+    ),
+    "score": LazyCommand(
+        "gavel.cli.score:score",
+        "Score saved predictions against gold data; the model is never needed again.",
+    ),
+    "synth": LazyCommand(
+        "gavel.cli.synth:synth",
+        "Procedural data in each benchmark's own format, with exact ground truth.",
+    ),
+    "train": LazyCommand(
+        "gavel.cli.train:train",
+        "Train the GAVEL supervised baseline (coordinate tokens, paper appendix A.2).",
+    ),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="gavel")
 def cli() -> None:
     """Measure how well vision-language models find, explain and localize hallucinations.
@@ -43,21 +91,6 @@ def cli() -> None:
       gavel annotate serve --db project.sqlite     the three-stage annotation tool
       gavel train sft --data train.jsonl --base-model DIR --out runs/sft   the paper's baseline
     """
-
-
-cli.add_command(synth)
-cli.add_command(generate)
-cli.add_command(score)
-cli.add_command(run)
-cli.add_command(report)
-cli.add_command(compare)
-cli.add_command(judge_agreement)
-cli.add_command(judge_calibrate)
-cli.add_command(data)
-cli.add_command(curate)
-cli.add_command(annotate)
-cli.add_command(train)
-cli.add_command(demo)
 
 
 def main() -> None:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 
 from gavel.errors import DataError, GavelError
 from gavel.io.run_files import scores_path
@@ -101,6 +100,8 @@ def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def mcnemar(a: np.ndarray, b: np.ndarray) -> tuple[tuple[int, int], float]:
     """Exact McNemar test: a binomial test of the discordant pairs against 1/2."""
+    from scipy.stats import binomtest  # half a second to import: `gavel compare` alone pays
+
     only_a = int(np.sum((a == 1) & (b == 0)))
     only_b = int(np.sum((a == 0) & (b == 1)))
     if only_a + only_b == 0:
