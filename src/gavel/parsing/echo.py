@@ -19,6 +19,7 @@ answer contains its first three words in a row.
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 from collections.abc import Iterable
@@ -64,7 +65,7 @@ def _pattern(fragment: str) -> str:
     while len(tokens) > 1 and tokens[-1] == ".":
         tokens.pop()  # the final full stop is optional
     parts = [re.escape(tokens[0])]
-    for before, token in zip(tokens, tokens[1:], strict=False):
+    for before, token in itertools.pairwise(tokens):
         gap = _GAP_WORDS if before[-1].isalnum() and token[0].isalnum() else _GAP_OTHER
         parts.append(gap + re.escape(token))
     if tokens[-1][-1].isalnum():

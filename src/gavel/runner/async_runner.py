@@ -253,9 +253,7 @@ async def run_async(
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
     if unreachable:
-        raise RunAborted(
-            f"stopped: {summary.aborted} {summary.describe()}", summary
-        )
+        raise RunAborted(f"stopped: {summary.aborted} {summary.describe()}", summary)
     if summary.aborted:
         raise RunAborted(
             f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "

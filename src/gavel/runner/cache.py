@@ -17,6 +17,7 @@ makes a rerun reproducible; delete the file (or use another one) to sample afres
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -81,10 +82,8 @@ class AnswerCache:
         self._db.execute(_SCHEMA)
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
         if "finish_reason" not in columns:  # a file written before the column existed
-            try:
+            with contextlib.suppress(sqlite3.OperationalError):  # another process just did
                 self._db.execute("ALTER TABLE answers ADD COLUMN finish_reason TEXT")
-            except sqlite3.OperationalError:  # another process added it just now
-                pass
         self._hashes: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self.hits = 0
         self.misses = 0

@@ -87,9 +87,10 @@ def classify(error: BaseException) -> Failure:
         if kind is not None:
             return Failure(kind, f"{kind.replace('_', ' ')} ({cause})")
     for cause in chain(error):
-        if isinstance(cause, TimeoutError | asyncio.TimeoutError) or "Timeout" in type(
-            cause
-        ).__name__:
+        if (
+            isinstance(cause, TimeoutError | asyncio.TimeoutError)
+            or "Timeout" in type(cause).__name__
+        ):
             return Failure(TIMEOUT, str(cause) or type(cause).__name__)
     return Failure(OTHER, str(error) or type(error).__name__)
 
