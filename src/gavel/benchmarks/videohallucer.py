@@ -403,8 +403,12 @@ def evaluate_files(
             f"{metrics['echoes']} answer(s) only repeat the prompt (their yes/no words are "
             f"copied from it); under the {settings.answer_rule} rule {metrics['echoes_credited']} "
             "of them count as correct"
-            + (" (the official whole-word match credits copied words too; --answer-rule strict "
-               "does not)" if settings.answer_rule == "official" else "")
+            + (
+                " (the official whole-word match credits copied words too; --answer-rule strict "
+                "does not)"
+                if settings.answer_rule == "official"
+                else ""
+            )
         )
     if metrics["truncated"]:
         warnings.append(
