@@ -95,6 +95,52 @@ def test_a_judge_that_never_answers_validly_is_reported_not_averaged(
     assert explanation["n"]["Avg"] == explanation["counts"]["not_answered"]
     assert "judge_error" in done.stderr
     assert server.hits == 2 * asked  # each sample: one reply and one re-ask
+    assert f"0 answered (0 from the cache), {asked} failed" in done.stderr
+
+
+def test_a_parroting_judge_on_more_samples_than_the_budget_still_writes_results(
+    gavel, server, tmp_path, api_key
+):
+    """25 samples whose judge only repeats its prompt: more refused replies in a row than the
+    runner's failure budget (20) allows for failures. Scoring finishes with every metric."""
+    photos = example_dir("photos")
+    rows = (photos / "gavel.jsonl").read_text().splitlines()
+    predictions = (photos / "predictions" / "gemini.jsonl").read_text().splitlines()
+    data, preds = tmp_path / "data.jsonl", tmp_path / "pred.jsonl"
+    with data.open("w") as d, preds.open("w") as p:
+        for k in range(3):  # three copies of each sample and of each prediction, ids renamed
+            for row in map(json.loads, rows):
+                d.write(json.dumps(row | {"id": f"{row['id']}-{k}"}) + "\n")
+            for prediction in map(json.loads, predictions):
+                p.write(json.dumps(prediction | {"id": f"{prediction['id']}-{k}"}) + "\n")
+    out = tmp_path / "run" / "results.json"
+    done = gavel(
+        "score", "--data", data, "--predictions", preds, "--out", out, "--bootstrap", "0",
+        "--image-root", photos, "--judge", "openai:judge-model", "--judge-base-url", server.url,
+        "--judge-api-key-env", "GAVEL_TEST_KEY", "--no-judge-cache", "--judge-retries", "0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    asked = results["counts"]["total"] - results["metrics"]["explanation"]["counts"]["not_answered"]
+    assert asked > 20 and results["counts"]["judge_error"] == asked
+    assert results["metrics"]["grounding"]["n"] > 0  # the grounding metrics are there
+    scores = [json.loads(line) for line in (out.parent / "results.scores.jsonl").open()]
+    errors = [s for s in scores if s.get("judge_status") == "judge_error"]
+    assert len(errors) == asked and all("no valid score" in s["judge_detail"] for s in errors)
+
+
+def test_a_judge_error_from_the_server_is_in_the_per_sample_scores(
+    gavel, server, fake, tmp_path, api_key
+):
+    server.plan = lambda body, number: fake.Fault(status=401, message="Incorrect API key given")
+    done = score_with_judge(gavel, server, tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "run"
+    scores = [json.loads(line) for line in (run / "results.scores.jsonl").open()]
+    errors = [s for s in scores if s.get("judge_status") == "judge_error"]
+    assert errors and all("401" in s["judge_detail"] for s in errors)
+    assert all("Incorrect API key given" in s["judge_detail"] for s in errors)
+    assert api_key not in (run / "results.scores.jsonl").read_text()
 
 
 def test_judge_flags_are_checked_before_any_work(gavel, tmp_path):

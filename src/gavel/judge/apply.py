@@ -39,6 +39,8 @@ class JudgeOptions:
     cache: Path | None = None
     replies: Path | None = None
     progress: bool = True
+    #: Seconds one request may take (None: the adapter's default).
+    timeout: float | None = None
 
 
 def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
@@ -63,6 +65,7 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
         max_tokens=options.max_tokens,
         temperature=options.temperature,
         extra_body=options.extra_body or None,
+        timeout=options.timeout,
     )
     if options.max_tokens == 0:  # 0 on the command line: send no token limit at all
         model.max_tokens = None  # type: ignore[attr-defined]
