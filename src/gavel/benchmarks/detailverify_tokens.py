@@ -105,7 +105,7 @@ def copied_answer(response: str | None, answer: str, *, thinking: bool) -> bool:
     without the copied text (:mod:`gavel.parsing.echo`) no such answer would be read."""
     if not response or not answer:
         return False
-    own = prompt_echo().strip(response)
+    own = prompt_echo().remove(response)
     return own.echoed and extract_result(own.text, thinking=thinking) != answer
 
 

@@ -248,8 +248,8 @@ def score_question(
 def own_words(text: str, question: str) -> str:
     """The response without what it copied from the prompt: the question and the text of every
     shipped prompt, the official answer instruction included (:mod:`gavel.parsing.echo`)."""
-    text = prompt_echo().strip(text).text
-    return EchoFilter([question]).strip(text).text
+    text = prompt_echo().remove(text).text
+    return EchoFilter([question]).remove(text).text
 
 
 def score_predictions(

@@ -62,7 +62,7 @@ def read_rating(text: str | None) -> Rating | None:
     """The 1–5 rating and reason in a reply, or None when it holds no valid rating."""
     if not text:
         return None
-    text = prompt_echo().strip(strip_think(text)).text  # copied prompt text is no rating
+    text = prompt_echo().remove(strip_think(text)).text  # copied prompt text is no rating
     for value in structured_candidates(text):
         if isinstance(value, list) and value and isinstance(value[0], dict):
             value = value[0]

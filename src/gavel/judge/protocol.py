@@ -120,10 +120,10 @@ def read_reply(text: str | None, prompt: str | None = None) -> Verdict | None:
     from gavel.prompts import prompt_echo
 
     body = strip_think(text)
-    stripped = prompt_echo().strip(body)
+    stripped = prompt_echo().remove(body)
     body = stripped.text
     if prompt is not None:
-        body = EchoFilter([prompt]).strip(body).text
+        body = EchoFilter([prompt]).remove(body).text
     for value in structured_candidates(body):
         if isinstance(value, dict) and "score" in value:
             score = _whole_score(value["score"])

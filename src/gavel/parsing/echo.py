@@ -62,14 +62,18 @@ def fragments(text: str) -> list[str]:
 
 def _pattern(fragment: str) -> str:
     tokens = _TOKEN.findall(fragment)
+    stop = False
     while len(tokens) > 1 and tokens[-1] == ".":
         tokens.pop()  # the final full stop is optional
+        stop = True
     parts = [re.escape(tokens[0])]
     for before, token in itertools.pairwise(tokens):
         gap = _GAP_WORDS if before[-1].isalnum() and token[0].isalnum() else _GAP_OTHER
         parts.append(gap + re.escape(token))
     if tokens[-1][-1].isalnum():
         parts.append(r"\b")
+    if stop:
+        parts.append(r"[\s*]*+\.?")
     if tokens[0][0].isalnum():
         parts.insert(0, r"\b")
     return "".join(parts)
@@ -116,7 +120,7 @@ class EchoFilter:
         texts = [piece for template in templates for piece in template_pieces(template)]
         return cls([*texts, *literal])
 
-    def strip(self, text: str) -> Stripped:
+    def remove(self, text: str) -> Stripped:
         """``text`` with every copied fragment replaced by a blank."""
         words = _WORD.findall(text.lower())
         runs = zip(*(words[k:] for k in range(MIN_WORDS)), strict=False)

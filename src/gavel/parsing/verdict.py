@@ -15,7 +15,8 @@ error.", a judge rubric line). Then, in order (docs/metrics.md repeats them):
 3. Otherwise the earliest verdict phrase in the text decides ("no hallucination", "the caption
    is accurate" → clean; "contains a hallucination", "the caption is incorrect" → error) —
    unless the answer was cut off by the token limit: a phrase somewhere in a ramble that never
-   finished is not taken as the model's conclusion.
+   finished is not taken as the model's conclusion (a verdict key written out in full in a JSON
+   object cut off later still counts, as rule 1).
 4. Otherwise the verdict is unresolved and the sample is ``unparseable``.
 """
 
@@ -186,7 +187,7 @@ def read_answer(text: str | None, *, truncated: bool = False) -> AnswerReading:
     ``truncated``: the answer was cut off by the token limit (``finish_reason: length``)."""
     if not text:
         return AnswerReading(None, "")
-    stripped = prompt_echo().strip(strip_think(text))
+    stripped = prompt_echo().remove(strip_think(text))
     body = stripped.text
     obj = first_object(body)
     explanation = _explanation(body, obj)
@@ -194,12 +195,32 @@ def read_answer(text: str | None, *, truncated: bool = False) -> AnswerReading:
         return AnswerReading(None, explanation, stripped.copied, "both_ways")
     if obj is not None and (verdict := verdict_from_object(obj)) is not None:
         return AnswerReading(verdict, explanation, stripped.copied)
+    if truncated and (verdict := _unfinished_object_verdict(body)) is not None:
+        return AnswerReading(verdict, explanation, stripped.copied)
     prose = " ".join(_BOX_MARKUP.sub(" ", body).split())
     verdict = verdict_from_prose(prose, phrases=not truncated)
     refused = None
     if verdict is None and truncated and verdict_from_prose(prose) is not None:
         refused = "truncated"
     return AnswerReading(verdict, explanation, stripped.copied, refused)
+
+
+# A verdict key whose value was written out in full, in a JSON object cut off later on.
+_KEY_VALUE = re.compile(
+    r'"(' + "|".join(VERDICT_KEYS + INVERTED_KEYS) + r')"\s*:\s*(true|false|0|1|"[^"]{0,40}")'
+    r"\s*[,}]",
+    re.IGNORECASE,
+)
+
+
+def _unfinished_object_verdict(body: str) -> bool | None:
+    """Rule 1 for an object the token limit cut off: ``{"hallucination": true, "expl`` still
+    states its verdict; the first complete verdict key decides."""
+    found = {}
+    for match in _KEY_VALUE.finditer(body):
+        found.setdefault(match.group(1).lower(), match.group(2).strip('"'))
+    value = {key: True if v == "true" else False if v == "false" else v for key, v in found.items()}
+    return verdict_from_object(value) if value else None
 
 
 def parse_verdict(text: str | None, *, truncated: bool = False) -> bool | None:
