@@ -331,8 +331,13 @@ class HFModel:
                 "total_tokens": int(prompt_count) + count,
             }
             answers.append(
-                Answer(text, sent_size=sent, input_size=input_size, usage=usage,
-                       finish_reason=finish_reason)  # fmt: skip
+                Answer(
+                    text,
+                    sent_size=sent,
+                    input_size=input_size,
+                    usage=usage,
+                    finish_reason=finish_reason,
+                )
             )
         return answers
 
