@@ -112,6 +112,7 @@ class EchoFilter:
         for index, fragment in enumerate(self.fragments):
             words = _WORD.findall(fragment.lower())
             self._by_start.setdefault(tuple(words[:MIN_WORDS]), []).append(index)
+        self._firsts = {start[0] for start in self._by_start}
         self._compiled: dict[int, re.Pattern[str]] = {}
 
     @classmethod
@@ -123,8 +124,12 @@ class EchoFilter:
     def remove(self, text: str) -> Stripped:
         """``text`` with every copied fragment replaced by a blank."""
         words = _WORD.findall(text.lower())
-        runs = zip(*(words[k:] for k in range(MIN_WORDS)), strict=False)
-        starts = set(runs) & self._by_start.keys()
+        firsts, by_start = self._firsts, self._by_start
+        starts = {
+            run
+            for i, word in enumerate(words)
+            if word in firsts and (run := tuple(words[i : i + MIN_WORDS])) in by_start
+        }
         if not starts:
             return Stripped(text, 0)
         candidates = sorted(i for start in starts for i in self._by_start[start])

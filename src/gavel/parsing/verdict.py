@@ -125,6 +125,13 @@ _BOX_MARKUP = re.compile(
 )
 
 
+def _both_ways(text: str) -> bool:
+    lowered = text.lower()  # a cheap test first: most answers hold at most one of each pair
+    if not (("yes" in lowered and "no" in lowered) or ("true" in lowered and "false" in lowered)):
+        return False
+    return _BOTH_WAYS.search(text) is not None
+
+
 def _word_verdict(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
@@ -191,7 +198,7 @@ def read_answer(text: str | None, *, truncated: bool = False) -> AnswerReading:
     body = stripped.text
     obj = first_object(body)
     explanation = _explanation(body, obj)
-    if _BOTH_WAYS.search(body):
+    if _both_ways(body):
         return AnswerReading(None, explanation, stripped.copied, "both_ways")
     if obj is not None and (verdict := verdict_from_object(obj)) is not None:
         return AnswerReading(verdict, explanation, stripped.copied)
