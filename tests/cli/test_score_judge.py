@@ -176,3 +176,30 @@ def test_run_checks_the_judge_flags_before_asking_the_model(gavel, tmp_path):
     )  # fmt: skip
     assert done.returncode == 2 and "--judge-price" in done.stderr
     assert not (tmp_path / "run" / "predictions.jsonl").exists()  # nothing was generated
+
+
+def test_an_unreachable_judge_stops_fast_but_every_other_metric_is_written(
+    gavel, tmp_path, api_key
+):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    class Nowhere:
+        url = f"http://127.0.0.1:{port}/v1"
+
+    done = score_with_judge(gavel, Nowhere, tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"the judge did not finish: stopped: cannot reach {Nowhere.url}" in done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["metrics"]["grounding"]["n"] > 0 and results["metrics"]["verification"]
+    explanation = results["metrics"]["explanation"]
+    asked = explanation["counts"]["total"] - explanation["counts"]["not_answered"]
+    assert results["counts"]["judge_error"] == asked > 0
+    scores = [json.loads(line) for line in (tmp_path / "run" / "results.scores.jsonl").open()]
+    errors = [s for s in scores if s.get("judge_status") == "judge_error"]
+    assert len(errors) == asked
+    assert all("connection refused" in s["judge_detail"] for s in errors)
+    assert any("rerun the same command to judge the rest" in w for w in results["warnings"])

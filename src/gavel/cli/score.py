@@ -10,7 +10,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
-from gavel.errors import ConfigError
+from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes, atomic_write_lines
 from gavel.io.run_files import judge_replies_path, scores_path
 from gavel.matching import policy_names
@@ -309,3 +309,6 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(render(spec.table([(label, result)]), style, [(label, result)]), nl=False)
+    stopped = getattr(judge, "stopped", None)
+    if stopped:  # everything is written; the exit status says the judging is not complete
+        raise GavelError(f"the judge did not finish: {stopped}")

@@ -97,6 +97,12 @@ def judge_result(
     result.metrics["explanation"] = summarize_judged(judged, described)
     result.manifest.judge = described
     result.counts[JUDGE_ERROR] = sum(j.status == JUDGE_ERROR for j in judged)
+    stopped = getattr(judge, "stopped", None)
+    if stopped:
+        result.warnings.append(
+            f"the judge run stopped before every sample was judged ({stopped}); every other "
+            "metric is complete; rerun the same command to judge the rest"
+        )
     if result.counts[JUDGE_ERROR]:
         result.warnings.append(
             f"{result.counts[JUDGE_ERROR]} sample(s) got no valid judge score (judge_error): "

@@ -46,7 +46,13 @@ from gavel.judge.protocol import (
 )
 from gavel.models.base import Model, Request
 from gavel.records import Prediction
-from gavel.runner.async_runner import AsyncRunSummary, Prices, RunInterrupted, run_async
+from gavel.runner.async_runner import (
+    AsyncRunSummary,
+    Prices,
+    RunAborted,
+    RunInterrupted,
+    run_async,
+)
 from gavel.runner.cache import model_identity
 from gavel.runner.retry import RetryPolicy
 from gavel.runner.validating import ValidatingModel
@@ -54,6 +60,8 @@ from gavel.runner.validating import ValidatingModel
 #: Re-asks after a reply without a valid score, before the sample is a judge_error.
 DEFAULT_INVALID_RETRIES = 2
 TASK = "gavel-judge"
+#: Longest ``detail`` kept for a sample that was never asked.
+MAX_DETAIL = 600
 
 
 def prompt_sha256() -> str:
@@ -109,6 +117,9 @@ class LLMJudge:
         self.progress = progress
         self.prices = prices
         self.summary: AsyncRunSummary | None = None
+        #: Why the last :meth:`judge` call stopped before every sample was asked (the
+        #: endpoint failed: unreachable, or the failure budget ran out); None when it finished.
+        self.stopped: str | None = None
 
     @property
     def name(self) -> str:
@@ -138,12 +149,17 @@ class LLMJudge:
         requests = {
             item.id: _request(item, identity) for item in items if item.prediction is not None
         }
+        self.stopped = None
         with tempfile.TemporaryDirectory(prefix="gavel-judge-") as scratch:
             path = self.replies or Path(scratch) / "replies.jsonl"
-            self.summary = self._run(list(requests.values()), path)
+            try:
+                self.summary = self._run(list(requests.values()), path)
+            except RunAborted as stop:  # the endpoint failed: keep what was judged
+                self.summary, self.stopped = stop.summary, str(stop)
             replies = _read_replies(path, {r.sample_id for r in requests.values()})
             _keep_only(path, replies)
-        return [self._judged(item, requests.get(item.id), replies) for item in items]
+        unasked = f"not judged: the judge run stopped ({self.stopped})" if self.stopped else None
+        return [self._judged(item, requests.get(item.id), replies, unasked) for item in items]
 
     def _run(self, requests: list[Request], path: Path) -> AsyncRunSummary:
         summary = AsyncRunSummary(model=self.name)
@@ -166,12 +182,18 @@ class LLMJudge:
             raise RunInterrupted(path, summary) from None
 
     @staticmethod
-    def _judged(item: JudgeItem, request: Request | None, replies: dict[str, Prediction]) -> Judged:
+    def _judged(
+        item: JudgeItem,
+        request: Request | None,
+        replies: dict[str, Prediction],
+        unasked: str | None = None,
+    ) -> Judged:
         if request is None:
             return not_answered(item)
         reply = replies.get(request.sample_id)
-        if reply is None:  # cannot happen after a completed run; never silently a score
-            return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail="no reply")
+        if reply is None:  # only after a stopped run; never silently a score
+            detail = (unasked or "no reply")[:MAX_DETAIL]
+            return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail=detail)
         if reply.error is not None:
             return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail=reply.error)
         verdict = read_reply(reply.response, request.prompt)
