@@ -48,7 +48,7 @@ from gavel.io.files import plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
-from gavel.runner.failures import INVALID_ANSWER, NO_SERVER, classify
+from gavel.runner.failures import ANSWERED, INVALID_ANSWER, NO_SERVER, classify
 from gavel.runner.local import RunSummary, completed_ids, repair_tail
 from gavel.runner.retry import RetryPolicy, is_retryable, retry_after
 
@@ -297,7 +297,8 @@ class _Runner:
         self.redact = getattr(model, "redact", None)
         self.consecutive = 0
         self.stop_reason: str | None = None
-        #: Some request of this run got an answer from the endpoint (of any status).
+        #: Some request of this run got an answer from the endpoint (of any status), or at least
+        #: a connection it then closed: a server is there.
         self.reached = False
 
     async def ask(self, request: Request) -> Prediction:
@@ -320,9 +321,9 @@ class _Runner:
                 break
             except Exception as error:
                 failure = classify(error)
-                if failure.kind not in NO_SERVER:
+                if failure.kind in ANSWERED:
                     self.reached = True
-                elif not self.reached:
+                elif failure.kind in NO_SERVER and not self.reached:
                     raise _Unreachable(
                         f"cannot reach {self._endpoint()}: {failure.cause}. Is the server "
                         "running, and is the base URL right?"

@@ -44,6 +44,9 @@ OTHER = "other"
 
 #: Kinds after which no server ever answered: the endpoint itself is wrong or down.
 NO_SERVER = frozenset({CONNECTION_REFUSED, UNREACHABLE})
+#: Kinds that show a server is there: it answered (with an error, or a reply refused) or at
+#: least accepted the connection before closing it.
+ANSWERED = frozenset({HTTP_STATUS, INVALID_RESPONSE, INVALID_ANSWER, CONNECTION_RESET})
 
 _RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED}
 _UNREACHABLE_ERRNOS = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
