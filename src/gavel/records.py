@@ -100,6 +100,10 @@ class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     ``response`` under the declared ``box_format``. ``sent_size`` and ``input_size`` are
     ``[width, height]`` of the image as sent and of the model's resized input, needed by the
     ``pixel`` and ``resized-pixel`` conventions.
+
+    ``finish_reason`` is the server's (``stop``, ``length`` when the token limit cut the answer
+    off, ...); ``error_kind`` classifies ``error`` (:mod:`gavel.runner.failures`). Both are
+    absent from files written before they existed, which stay readable.
     """
 
     id: str
@@ -117,6 +121,13 @@ class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     meta: dict[str, Any] | None = None
+    finish_reason: str | None = None
+    error_kind: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """The token limit cut the answer off (``finish_reason: length``)."""
+        return self.finish_reason == "length"
 
 
 class Score(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
@@ -147,6 +158,8 @@ class GavelScore(Score, kw_only=True, omit_defaults=True, gc=False):
     #: ``ok``, ``judge_error`` (no valid reply: excluded from the means) or ``not_answered``
     #: (the model gave no answer: scored 1 without asking the judge).
     judge_status: str | None = None
+    #: Why a judge_error has no score (the server's error, or the refused reply).
+    judge_detail: str | None = None
 
 
 class Manifest(msgspec.Struct, kw_only=True):

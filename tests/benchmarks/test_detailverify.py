@@ -639,3 +639,19 @@ def test_empty_length_strata_are_null_or_the_official_zero(tmp_path):
     assert official.manifest.settings["empty_groups"] == "zero"
     with pytest.raises(ConfigError, match="empty_groups"):
         DetailVerifySettings(empty_groups="zeros")
+
+
+def test_a_copied_rule_line_is_scored_officially_but_recorded_as_an_echo(tmp_path):
+    rule = "1. If there is **no hallucination**, output exactly: <result>NO HALLUCINATION</result>"
+    answers = dict(ANSWERS) | {"b.jpg": rule, "c.jpg": {"id": "c.jpg", "response": "A calm",
+                                                        "finish_reason": "length"}}  # fmt: skip
+    result, scores = run(tmp_path, [A, B, C], answers)
+    copied = {s.id: s for s in scores}["b.jpg"]
+    # The official reader takes the first <result> block: a valid NO HALLUCINATION, kept.
+    assert copied.outcome == "ok" and copied.validity == "no_hallucination" and copied.echo
+    (tmp_path / "b").mkdir()
+    baseline, _ = run(tmp_path / "b", [A, B, C], dict(ANSWERS) | {"c.jpg": answers["c.jpg"]})
+    assert result.metrics == baseline.metrics  # the official numbers do not move
+    assert (result.counts["echo"], result.counts["echo_valid"]) == (1, 1)
+    assert result.counts["truncated"] == 1
+    assert any("copied from the prompt" in w for w in result.warnings)

@@ -280,3 +280,31 @@ def test_predicted_boxes_are_ordered_clipped_and_filtered_before_iou(tmp_path):
     boxes = result.metrics["boxes"]
     assert (boxes["clipped"], boxes["swapped"], boxes["degenerate_dropped"]) == (2, 1, 1)
     assert result.metrics["grounding"]["A@0.7"] == pytest.approx(100 * 2 / 5)
+
+
+def test_cut_off_parroted_and_two_way_answers_are_counted_and_not_credited(tmp_path, data):
+    ramble = "The caption mentions a dog and there is no hallucination in the colour of the"
+    pixel = {"box_format": "pixel"}
+    rows = [
+        # Cut off by max_tokens: the phrase in the unfinished ramble is not a conclusion.
+        {"id": "hit", "response": ramble, "finish_reason": "length"} | pixel,
+        # Cut off too, but its opening word is an answer.
+        {"id": "half", "response": "Yes, the sofa is", "finish_reason": "length"} | pixel,
+        # The same ramble, finished: read as before.
+        {"id": "count", "response": ramble + ".", "finish_reason": "stop"} | pixel,
+        {"id": "said-clean", "response": "Is there a hallucination? yes or no"} | pixel,
+        {"id": "garbled", "response": "Use an empty list when there is no error."} | pixel,
+    ]
+    result, scores = evaluate_files(data, write_jsonl(tmp_path / "p.jsonl", rows), GavelSettings())
+    by_id = {s.id: s for s in scores}
+    assert by_id["hit"].outcome == "unparseable" and "cut off" in by_id["hit"].detail
+    assert by_id["half"].verdict_pred is True
+    assert by_id["count"].verdict_pred is False
+    assert by_id["said-clean"].outcome == "unparseable" and "both" in by_id["said-clean"].detail
+    assert by_id["garbled"].outcome == "unparseable" and "copied" in by_id["garbled"].detail
+    answers = result.metrics["answers"]
+    assert answers == {"truncated": 2, "echoed": 1, "refused_both_ways": 1,
+                       "refused_truncated": 1}  # fmt: skip
+    assert result.counts["truncated"] == 2
+    assert any("cut off by the token limit" in w for w in result.warnings)
+    assert any("repeat text of the prompt" in w for w in result.warnings)

@@ -789,3 +789,28 @@ def test_the_prompt_template_file_is_the_official_text():
     assert OFFICIAL_TEMPLATE.render(question="Is there a cat?") == (
         "Is there a cat?\nAnswer the question using 'yes' or 'no'."
     )
+
+
+def test_a_parroting_model_is_recorded_as_such_and_scores_officially(root, tmp_path, pairs):
+    """Every answer repeats its prompt (question + "Answer the question using 'yes' or 'no'.").
+    The official whole-word rule finds both words in each, so every question counts as correct
+    (upstream's behaviour, kept); each answer is recorded as an echo and the run warns. The
+    strict rule reads what is left after the copy: nothing, so no question is credited."""
+    answers = script(pairs, lambda p, s: OFFICIAL_TEMPLATE.render(
+        question=p.side(s).question))  # fmt: skip
+    official, scores = run(root, tmp_path, answers)
+    assert official.metrics["overall"] == 100.0  # as the official script would score it
+    assert official.metrics["echoes"] == official.metrics["echoes_credited"] == len(scores)
+    assert all(s.echo for s in scores)
+    assert any("only repeat the prompt" in w and "--answer-rule strict" in w
+               for w in official.warnings)  # fmt: skip
+    strict, scores = run(root, tmp_path, answers, answer_rule="strict")
+    assert strict.metrics["overall"] == 0.0
+    assert strict.counts["unparseable"] == len(scores)
+    assert all(s.detail == "the response only repeats the prompt" for s in scores)
+
+
+def test_real_answers_are_no_echoes(root, tmp_path, pairs):
+    answers = script(pairs, lambda p, s: f"{p.side(s).answer.capitalize()}, I think so.")
+    result, scores = run(root, tmp_path, answers)
+    assert result.metrics["echoes"] == 0 and not any(s.echo for s in scores)

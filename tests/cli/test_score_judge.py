@@ -95,6 +95,52 @@ def test_a_judge_that_never_answers_validly_is_reported_not_averaged(
     assert explanation["n"]["Avg"] == explanation["counts"]["not_answered"]
     assert "judge_error" in done.stderr
     assert server.hits == 2 * asked  # each sample: one reply and one re-ask
+    assert f"0 answered (0 from the cache), {asked} failed" in done.stderr
+
+
+def test_a_parroting_judge_on_more_samples_than_the_budget_still_writes_results(
+    gavel, server, tmp_path, api_key
+):
+    """25 samples whose judge only repeats its prompt: more refused replies in a row than the
+    runner's failure budget (20) allows for failures. Scoring finishes with every metric."""
+    photos = example_dir("photos")
+    rows = (photos / "gavel.jsonl").read_text().splitlines()
+    predictions = (photos / "predictions" / "gemini.jsonl").read_text().splitlines()
+    data, preds = tmp_path / "data.jsonl", tmp_path / "pred.jsonl"
+    with data.open("w") as d, preds.open("w") as p:
+        for k in range(3):  # three copies of each sample and of each prediction, ids renamed
+            for row in map(json.loads, rows):
+                d.write(json.dumps(row | {"id": f"{row['id']}-{k}"}) + "\n")
+            for prediction in map(json.loads, predictions):
+                p.write(json.dumps(prediction | {"id": f"{prediction['id']}-{k}"}) + "\n")
+    out = tmp_path / "run" / "results.json"
+    done = gavel(
+        "score", "--data", data, "--predictions", preds, "--out", out, "--bootstrap", "0",
+        "--image-root", photos, "--judge", "openai:judge-model", "--judge-base-url", server.url,
+        "--judge-api-key-env", "GAVEL_TEST_KEY", "--no-judge-cache", "--judge-retries", "0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    asked = results["counts"]["total"] - results["metrics"]["explanation"]["counts"]["not_answered"]
+    assert asked > 20 and results["counts"]["judge_error"] == asked
+    assert results["metrics"]["grounding"]["n"] > 0  # the grounding metrics are there
+    scores = [json.loads(line) for line in (out.parent / "results.scores.jsonl").open()]
+    errors = [s for s in scores if s.get("judge_status") == "judge_error"]
+    assert len(errors) == asked and all("no valid score" in s["judge_detail"] for s in errors)
+
+
+def test_a_judge_error_from_the_server_is_in_the_per_sample_scores(
+    gavel, server, fake, tmp_path, api_key
+):
+    server.plan = lambda body, number: fake.Fault(status=401, message="Incorrect API key given")
+    done = score_with_judge(gavel, server, tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "run"
+    scores = [json.loads(line) for line in (run / "results.scores.jsonl").open()]
+    errors = [s for s in scores if s.get("judge_status") == "judge_error"]
+    assert errors and all("401" in s["judge_detail"] for s in errors)
+    assert all("Incorrect API key given" in s["judge_detail"] for s in errors)
+    assert api_key not in (run / "results.scores.jsonl").read_text()
 
 
 def test_judge_flags_are_checked_before_any_work(gavel, tmp_path):
@@ -130,3 +176,30 @@ def test_run_checks_the_judge_flags_before_asking_the_model(gavel, tmp_path):
     )  # fmt: skip
     assert done.returncode == 2 and "--judge-price" in done.stderr
     assert not (tmp_path / "run" / "predictions.jsonl").exists()  # nothing was generated
+
+
+def test_an_unreachable_judge_stops_fast_but_every_other_metric_is_written(
+    gavel, tmp_path, api_key
+):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    class Nowhere:
+        url = f"http://127.0.0.1:{port}/v1"
+
+    done = score_with_judge(gavel, Nowhere, tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"the judge did not finish: stopped: cannot reach {Nowhere.url}" in done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["metrics"]["grounding"]["n"] > 0 and results["metrics"]["verification"]
+    explanation = results["metrics"]["explanation"]
+    asked = explanation["counts"]["total"] - explanation["counts"]["not_answered"]
+    assert results["counts"]["judge_error"] == asked > 0
+    scores = [json.loads(line) for line in (tmp_path / "run" / "results.scores.jsonl").open()]
+    errors = [s for s in scores if s.get("judge_status") == "judge_error"]
+    assert len(errors) == asked
+    assert all("connection refused" in s["judge_detail"] for s in errors)
+    assert any("rerun the same command to judge the rest" in w for w in results["warnings"])

@@ -85,7 +85,8 @@ def test_invalid_replies_give_no_score(reply):
         ('{"score": 4.5}', None),
         ('"score": 10 because', None),  # cut-off JSON: the digit must stand alone
         ('{"score": 4.5', None),
-        ('{"score": 3', 3),
+        ('{"score": 3, "reason": "cut', 3),  # cut off after the score: it is complete
+        ('{"score": 3', None),  # cut off at the digit: may be the start of the prompt's "1-5"
     ],
 )
 def test_scores_are_whole_numbers_read_after_the_thinking(reply, score):

@@ -209,6 +209,10 @@ def test_qwen_answers_with_usage_and_sizes(qwen: HFModel, images: list[Path]) ->
     assert answer.input_size != answer.sent_size
     assert answer.usage["prompt_tokens"] > 10
     assert 1 <= answer.usage["completion_tokens"] <= 6
+    # Fewer than the 6 tokens allowed: it stopped at its end token; all 6 may be either.
+    assert answer.finish_reason in ("stop", "length")
+    if answer.usage["completion_tokens"] < 6:
+        assert answer.finish_reason == "stop"
     assert answer.usage["total_tokens"] == (
         answer.usage["prompt_tokens"] + answer.usage["completion_tokens"]
     )

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gavel.parsing import parse_explanation, parse_verdict
-from gavel.parsing.verdict import MAX_EXPLANATION
+from gavel.parsing.verdict import MAX_EXPLANATION, read_answer
 
 # ============================================================================================
 # Rule 1: a JSON object with a verdict key
@@ -402,3 +402,46 @@ def test_pathological_input_returns(text):
     # No timing assertion: a quadratic scan would make this test take minutes, not fail.
     assert parse_verdict(text) in (True, False, None)
     assert isinstance(parse_explanation(text), str)
+
+
+# ============================================================================================
+# Echoes of the prompt, both-ways answers, answers cut off by the token limit
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"hallucination": true or false, "explanation": "one or two sentences: which claim is '
+        'wrong and what the image shows instead", "boxes": [[x1, y1, x2, y2], ...]}',
+        "Is there a hallucination? yes or no",
+        '{"hallucination": "yes/no", "explanation": "The dog is brown."}',
+        "True or false: the caption contains an error.",
+        "Use an empty list when there is no error.",  # a rule of the prompt, copied
+        "1. If there is **no hallucination**, output exactly: <result>NO HALLUCINATION</result>",
+    ],
+)
+def test_echoes_and_both_ways_answers_have_no_verdict(answer):
+    assert parse_verdict(answer) is None
+
+
+def test_a_real_answer_after_a_copied_line_is_read():
+    answer = "Answer with a JSON object only:\n" + '{"hallucination": false, "explanation": "ok"}'
+    assert parse_verdict(answer) is False
+    copied = "Use an empty list when there is no error. The caption contains an error."
+    assert parse_verdict(copied) is True
+
+
+def test_a_copied_placeholder_is_no_explanation():
+    answer = '{"hallucination": true, "explanation": "one or two sentences: which claim is wrong '
+    answer += 'and what the image shows instead", "reason": "The sofa is blue."}'
+    assert parse_explanation(answer) == "The sofa is blue."
+
+
+def test_an_answer_cut_off_by_the_token_limit_is_read_only_from_its_structure_or_opening():
+    ramble = "Let me look at the image. The sofa, the dog, there is no hallucination in the"
+    assert parse_verdict(ramble) is False
+    cut = read_answer(ramble, truncated=True)
+    assert (cut.verdict, cut.refused) == (None, "truncated")
+    assert parse_verdict("Yes, the sofa is blue and the", truncated=True) is True
+    assert parse_verdict('{"hallucination": true, "explanation": "The so', truncated=True) is True
+    assert read_answer("The dog is brown and", truncated=True).refused is None

@@ -93,6 +93,8 @@ class FakeOpenAIServer:
         self.plan: Callable[[dict[str, Any], int], Fault | None] | None = None
         #: The reply text for a request (body, number); ``None`` echoes the prompt.
         self.reply: Callable[[dict[str, Any], int], str] | None = None
+        #: ``choices[0].finish_reason`` of every reply (``length``: as if cut by max_tokens).
+        self.finish_reason = "stop"
         self.hits = 0
         #: Prompts answered, with how often (every request received, whatever its outcome).
         self.prompts: Counter[str] = Counter()
@@ -165,7 +167,7 @@ class FakeOpenAIServer:
                     self._send_raw(200, fault.body, fault.headers)
                     return
                 text = server.reply(body, number) if server.reply else None
-                self._send(200, _completion(body, number, text))
+                self._send(200, _completion(body, number, text, server.finish_reason))
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None):
                 self._send_raw(status, json.dumps(payload).encode(), headers)
@@ -185,7 +187,9 @@ class FakeOpenAIServer:
         return Handler
 
 
-def _completion(body: dict[str, Any], number: int, reply: str | None = None) -> dict[str, Any]:
+def _completion(
+    body: dict[str, Any], number: int, reply: str | None = None, finish_reason: str = "stop"
+) -> dict[str, Any]:
     text = prompt_text(body)
     images = len(image_urls(body))
     prompt_tokens = len(text.split()) + 100 * images
@@ -201,7 +205,7 @@ def _completion(body: dict[str, Any], number: int, reply: str | None = None) -> 
                     "role": "assistant",
                     "content": f"echo: {text}" if reply is None else reply,
                 },
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {

@@ -40,3 +40,46 @@ def test_local_models_refuse_remote_options(gavel, tmp_path):
                  "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 2
     assert "the scene model takes no base_urls option" in done.stderr
+
+
+def test_timeout_bounds_each_attempt_and_verbose_shows_every_retry(
+    gavel, tmp_path, server, fake, api_key
+):
+    from gavel.examples import example_dir
+
+    data = example_dir("photos") / "gavel.jsonl"
+    samples = len(data.read_text().splitlines())
+    slow_first = set()
+
+    def plan(body, number):  # the first attempt at each sample outlasts --timeout
+        prompt = fake.prompt_text(body)
+        if prompt in slow_first:
+            return None
+        slow_first.add(prompt)
+        return fake.Fault(delay=2.0)
+
+    server.plan = plan
+    done = gavel("-v", "generate", "--data", data, "--model", "openai:m", "--base-url", server.url,
+                 "--api-key-env", "GAVEL_TEST_KEY", "--no-cache", "--timeout", "0.5",
+                 "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    retried = [line for line in done.stderr.splitlines() if "; retry 1 in" in line]
+    assert len(retried) == samples and all("timed out" in line for line in retried)
+    assert f"{samples} answered" in done.stderr and "0 errors" in done.stderr
+
+
+def test_an_unreachable_endpoint_is_named_at_once(gavel, tmp_path, api_key):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    from gavel.examples import example_dir
+
+    done = gavel("generate", "--data", example_dir("photos") / "gavel.jsonl", "--model",
+                 "openai:m", "--base-url", f"http://127.0.0.1:{port}/v1", "--api-key-env",
+                 "GAVEL_TEST_KEY", "--no-cache", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"cannot reach http://127.0.0.1:{port}/v1: connection refused" in done.stderr
+    assert "0 retries" in done.stderr and "0 answered" in done.stderr
+    assert not (tmp_path / "p.jsonl").exists() or not (tmp_path / "p.jsonl").read_text()

@@ -207,6 +207,17 @@ def evaluate_files(
             f"{counts['invalid']} invalid, {counts[Outcome.MISSING]} missing, "
             f"{counts[Outcome.MODEL_ERROR]} model error(s)"
         )
+    if counts["echo"]:
+        warnings.append(
+            f"{counts['echo']} answer(s) are text copied from the prompt (e.g. its "
+            f"'<result>NO HALLUCINATION</result>' rule line); {counts['echo_valid']} of them "
+            "are valid answers under the official rules and scored as such"
+        )
+    if counts["truncated"]:
+        warnings.append(
+            f"{counts['truncated']} answer(s) were cut off by the token limit "
+            "(finish_reason 'length')"
+        )
     warnings += _loader_warnings(loader.report)
 
     manifest = scoring_manifest(

@@ -27,6 +27,7 @@ from gavel.metrics.tokens import (
     set_metrics,
 )
 from gavel.parsing.tags import VALID, Validity, extract_result, strip_tags, validate
+from gavel.prompts import prompt_echo
 from gavel.records import Outcome, Prediction, Score
 
 #: The 13 categories the official table reads, in its order.
@@ -79,6 +80,12 @@ class DetailVerifyScore(Score, kw_only=True, omit_defaults=True, gc=False):
     categories: dict[str, list[int]] = msgspec.field(default_factory=dict)
     #: The card's set-based precision, recall, F1 over untruncated index sets.
     card: list[float] | None = None
+    #: The answer read (the ``<result>`` block) is text copied from a prompt, e.g. the rule
+    #: line "output exactly: <result>NO HALLUCINATION</result>"; recorded only, the official
+    #: reading is kept.
+    echo: bool = False
+    #: The token limit cut the response off (``finish_reason: length``); recorded only.
+    truncated: bool = False
 
     @property
     def aligned(self) -> int:
@@ -91,6 +98,15 @@ def faithful(caption: str, answer: str, validity: Validity) -> bool:
     if validity is Validity.NO_HALLUCINATION:
         return True
     return TOKEN_PATTERN.findall(strip_tags(answer)) == TOKEN_PATTERN.findall(caption)
+
+
+def copied_answer(response: str | None, answer: str, *, thinking: bool) -> bool:
+    """The answer read from ``response`` is only there because the response copies a prompt:
+    without the copied text (:mod:`gavel.parsing.echo`) no such answer would be read."""
+    if not response or not answer:
+        return False
+    own = prompt_echo().remove(response)
+    return own.echoed and extract_result(own.text, thinking=thinking) != answer
 
 
 def score_sample(
@@ -117,6 +133,8 @@ def score_sample(
         extra = {
             "validity": str(validity),
             "faithful": faithful(sample.caption, answer, validity),
+            "echo": copied_answer(prediction.response, answer, thinking=thinking),
+            "truncated": prediction.truncated,
         }
         if validity in VALID:
             outcome = Outcome.OK
@@ -300,6 +318,9 @@ def summarize(
         "no_hallucination_answers": sum(
             1 for s in scores if s.validity == Validity.NO_HALLUCINATION
         ),
+        "echo": sum(s.echo for s in scores),
+        "echo_valid": sum(s.echo and s.outcome == Outcome.OK for s in scores),
+        "truncated": sum(s.truncated for s in scores),
     }
     counts |= Counter(f"invalid_{s.validity}" for s in scores if s.outcome == Outcome.UNPARSEABLE)
     return {

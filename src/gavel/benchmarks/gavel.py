@@ -39,9 +39,9 @@ from gavel.metrics.grounding import (
 from gavel.metrics.verification import confusion, verification_intervals, verification_metrics
 from gavel.models.base import Request
 from gavel.overlap import union_overlap
-from gavel.parsing import ImageGeometry, parse_boxes, parse_explanation, parse_verdict
+from gavel.parsing import ImageGeometry, parse_boxes
 from gavel.parsing.conventions import get_convention
-from gavel.parsing.verdict import MAX_EXPLANATION
+from gavel.parsing.verdict import MAX_EXPLANATION, read_answer
 from gavel.prompts import Template
 from gavel.records import CATEGORY_COLUMNS, GavelSample, GavelScore, Outcome, Prediction, Result
 
@@ -79,6 +79,11 @@ class ScoringTally:
     out_of_range: int = 0
     ignored_with_clean_verdict: int = 0
     models: Counter[str] = field(default_factory=Counter)
+    #: Answers cut off by the token limit; answers holding text copied from a prompt; answers
+    #: refused for offering both verdicts or for a phrase found only in an unfinished ramble.
+    truncated: int = 0
+    echoed: int = 0
+    refused: Counter[str] = field(default_factory=Counter)
 
 
 def _geometry(sample: GavelSample, prediction: Prediction) -> ImageGeometry:
@@ -88,6 +93,14 @@ def _geometry(sample: GavelSample, prediction: Prediction) -> ImageGeometry:
         sent_size=tuple(prediction.sent_size) if prediction.sent_size else None,  # type: ignore[arg-type]
         input_size=tuple(prediction.input_size) if prediction.input_size else None,  # type: ignore[arg-type]
     )
+
+
+#: Why a verdict that is there in some sense is not taken (``unparseable`` details).
+REFUSED_DETAIL = {
+    "both_ways": "the response offers both verdicts (e.g. 'yes or no')",
+    "truncated": "the response was cut off by the token limit before a conclusion; "
+    "a verdict phrase in the unfinished text is not taken",
+}
 
 
 class GavelScorer:
@@ -114,11 +127,21 @@ class GavelScorer:
             )
 
         verdict = prediction.hallucinated
-        if verdict is None:
-            verdict = parse_verdict(prediction.response)
         explanation = prediction.explanation
-        if explanation is None:
-            explanation = parse_explanation(prediction.response)
+        self.tally.truncated += prediction.truncated
+        detail = "no verdict found in the response"
+        if verdict is None or explanation is None:
+            reading = read_answer(prediction.response, truncated=prediction.truncated)
+            self.tally.echoed += reading.copied > 0
+            if verdict is None:
+                verdict = reading.verdict
+                if reading.refused is not None:
+                    self.tally.refused[reading.refused] += 1
+                    detail = REFUSED_DETAIL[reading.refused]
+                elif reading.copied:
+                    detail += " (text copied from the prompt is not read)"
+            if explanation is None:
+                explanation = reading.explanation
         explanation = explanation[:MAX_EXPLANATION]  # untrusted text: stored capped
         boxes, status, box_format = self._boxes(sample, prediction)
         self.tally.box_status[status] += 1
@@ -130,7 +153,7 @@ class GavelScorer:
                 box_status=status,
                 box_format=box_format,
                 explanation=explanation,
-                detail="no verdict found in the response",
+                detail=detail,
             )
         if verdict is False and boxes and self.settings.ignore_boxes_when_clean:
             self.tally.ignored_with_clean_verdict += 1
@@ -374,6 +397,7 @@ def summarize(
     }
     counts = {o.value: 0 for o in Outcome} | _outcome_counts(outcomes)
     counts["total"] = len(scores)
+    counts["truncated"] = tally.truncated
     gold = np.fromiter(
         chain.from_iterable(chain.from_iterable(s.boxes for s in samples)), dtype=np.float64
     ).reshape(-1, 4)
@@ -392,8 +416,36 @@ def summarize(
             "mean_pred_boxes": float(np.mean([s.n_pred_boxes for s in scores])) if scores else 0.0,
         },
         "gold_box_size_hist": box_size_histogram(gold_areas),
+        "answers": {
+            "truncated": tally.truncated,
+            "echoed": tally.echoed,
+            "refused_both_ways": tally.refused["both_ways"],
+            "refused_truncated": tally.refused["truncated"],
+        },
     }
     return {"metrics": metrics, "per_category": per_category, "counts": counts, "ci": ci}
+
+
+def answer_warnings(answers: dict[str, int]) -> list[str]:
+    """What the counts of cut-off, copied and two-way answers mean for the numbers."""
+    found = []
+    if answers["truncated"]:
+        found.append(
+            f"{answers['truncated']} response(s) were cut off by the token limit "
+            f"(finish_reason 'length'); {answers['refused_truncated']} of them are unparseable "
+            "because their only verdict was a phrase in the unfinished text: raise --max-tokens"
+        )
+    if answers["echoed"]:
+        found.append(
+            f"{answers['echoed']} response(s) repeat text of the prompt; the copied text is "
+            "never read as an answer"
+        )
+    if answers["refused_both_ways"]:
+        found.append(
+            f"{answers['refused_both_ways']} response(s) offer both verdicts ('yes or no'): "
+            "unparseable"
+        )
+    return found
 
 
 def evaluate_files(
@@ -417,6 +469,7 @@ def evaluate_files(
         warnings.append(f"{summary['counts'][Outcome.MISSING]} sample(s) have no prediction")
     if loader.report.clipped_boxes:
         warnings.append(f"{loader.report.clipped_boxes} gold box(es) clipped to the image")
+    warnings += answer_warnings(summary["metrics"]["answers"])
     manifest = scoring_manifest(
         NAME,
         data=data,

@@ -42,8 +42,11 @@ from gavel.metrics.paired import (
     pair_intervals,
 )
 from gavel.models.base import Request
+from gavel.parsing.echo import EchoFilter
 from gavel.parsing.yesno import (
     ANSWER_RULES,
+    BOTH_WAYS,
+    NEITHER,
     NO,
     UNKNOWN,
     YES,
@@ -52,7 +55,7 @@ from gavel.parsing.yesno import (
     prepare,
     strict_yes_no,
 )
-from gavel.prompts import Template, load_template
+from gavel.prompts import Template, load_template, prompt_echo
 from gavel.records import Outcome, Prediction, Result, Score
 from gavel.report.tables import Table, fmt
 
@@ -128,6 +131,13 @@ class VideoHallucerScore(Score, kw_only=True, omit_defaults=True, gc=False):
     said_yes: bool = False
     said_no: bool = False
     correct: bool = False
+    #: The response's yes/no words are all copied from the prompt (the question, the answer
+    #: instruction, another shipped prompt) or restate the options ("yes or no"): what the
+    #: model wrote itself answers neither.
+    #: Recorded under every rule; only ``strict`` reads the response without the copied text.
+    echo: bool = False
+    #: The token limit cut the response off (``finish_reason: length``); recorded only.
+    truncated: bool = False
 
 
 # --- prompting ------------------------------------------------------------------------------
@@ -206,14 +216,20 @@ def score_question(
     if prediction.error is not None or prediction.response is None:
         detail = (prediction.error or "prediction has neither a response nor an error")[:500]
         return VideoHallucerScore(outcome=Outcome.MODEL_ERROR, detail=detail, **base)
+    base["truncated"] = prediction.truncated
     text = prepare(prediction.response, drop_think=settings.strip_think)
+    own = own_words(text, pair.side(side).question)
+    echo = official_label(BOTH_WAYS.sub(" ", own)) == NEITHER and official_label(text) != NEITHER
     if settings.answer_rule == "strict":
-        label = strict_yes_no(text)
+        label = strict_yes_no(own)
         if label == UNKNOWN:
             return VideoHallucerScore(
                 outcome=Outcome.UNPARSEABLE,
                 answer=UNKNOWN,
-                detail="the response does not open with exactly one of yes/no",
+                detail="the response only repeats the prompt"
+                if echo
+                else "the response does not open with exactly one of yes/no",
+                echo=echo,
                 **base,
             )
         said_yes, said_no = label == YES, label == NO
@@ -227,8 +243,16 @@ def score_question(
         said_yes=said_yes,
         said_no=said_no,
         correct=correct,
+        echo=echo,
         **base,
     )
+
+
+def own_words(text: str, question: str) -> str:
+    """The response without what it copied from the prompt: the question and the text of every
+    shipped prompt, the official answer instruction included (:mod:`gavel.parsing.echo`)."""
+    text = prompt_echo().remove(text).text
+    return EchoFilter([question]).remove(text).text
 
 
 def score_predictions(
@@ -334,6 +358,9 @@ def summarize(
         },
         "answer_rule": settings.answer_rule,
         "answers": dict(Counter(s.answer for s in scores if s.answer is not None)),
+        "echoes": sum(s.echo for s in scores),
+        "echoes_credited": sum(s.echo and s.correct for s in scores),
+        "truncated": sum(s.truncated for s in scores),
         "unknown_rate": 100.0 * unparseable / answered if answered else None,
     }
     rng = np.random.default_rng(settings.seed)
@@ -378,6 +405,24 @@ def evaluate_files(
     ):
         if counts[outcome]:
             warnings.append(f"{counts[outcome]} {what} (counted as wrong)")
+    metrics = summary["metrics"]
+    if metrics["echoes"]:
+        warnings.append(
+            f"{metrics['echoes']} answer(s) only repeat the prompt (their yes/no words are "
+            f"copied from it); under the {settings.answer_rule} rule {metrics['echoes_credited']} "
+            "of them count as correct"
+            + (
+                " (the official whole-word match credits copied words too; --answer-rule strict "
+                "does not)"
+                if settings.answer_rule == "official"
+                else ""
+            )
+        )
+    if metrics["truncated"]:
+        warnings.append(
+            f"{metrics['truncated']} answer(s) were cut off by the token limit "
+            "(finish_reason 'length')"
+        )
     board = summary["metrics"]["overall_categories"]
     if len(board) < len(LEADERBOARD):
         warnings.append(

@@ -88,6 +88,12 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="Environment variable holding the API key [default: OPENAI_API_KEY].",
 )
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="openai: seconds one attempt may take before it is retried [default: 300].",
+)
 @click.option("--temperature", type=click.FloatRange(min=0), default=None)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
@@ -167,8 +173,8 @@ def batching_settings(model, window: int) -> dict[str, object]:
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
-             max_tokens: int | None, temperature: float | None, device: str | None,
-             dtype: str | None, batch_size: int | None, executor: str,
+             max_tokens: int | None, timeout: float | None, temperature: float | None,
+             device: str | None, dtype: str | None, batch_size: int | None, executor: str,
              ray_address: str | None, workers: int | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool,
              frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool) -> None:  # fmt: skip
@@ -187,9 +193,9 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         "box_format": family.box_format if family else None,
         "max_image_side": family.max_image_side if family else None,
     }  # fmt: skip
-    # Local-model options go only to the models that take them (and only when given).
-    local = (("device", device), ("dtype", dtype), ("batch_size", batch_size))
-    options |= {k: v for k, v in local if v is not None}
+    # Options only some models take go to them only when given.
+    given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
+    options |= {k: v for k, v in given if v is not None}
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -73,7 +74,13 @@ COMMANDS = {
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, prog_name="gavel")
-def cli() -> None:
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Say more on stderr: -v every retry of a request and why, -vv debugging detail.",
+)
+def cli(verbose: int) -> None:
     """Measure how well vision-language models find, explain and localize hallucinations.
 
     \b
@@ -91,6 +98,12 @@ def cli() -> None:
       gavel annotate serve --db project.sqlite     the three-stage annotation tool
       gavel train sft --data train.jsonl --base-model DIR --out runs/sft   the paper's baseline
     """
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger = logging.getLogger("gavel")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
 
 
 def main() -> None:
@@ -104,7 +117,7 @@ def main() -> None:
         sys.exit(error.exit_code)
     except GavelError as error:
         click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        sys.exit(getattr(error, "exit_code", 2))  # 130 for an interrupted run
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)

@@ -31,6 +31,7 @@ SCORE_OPTIONS = (
     "judge_cache",
     "no_judge_cache",
     "judge_price",
+    "judge_timeout",
 )
 
 

@@ -10,7 +10,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
-from gavel.errors import ConfigError
+from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes, atomic_write_lines
 from gavel.io.run_files import judge_replies_path, scores_path
 from gavel.matching import policy_names
@@ -96,6 +96,12 @@ def judge_options(command):
         ),
         click.option("--no-judge-cache", is_flag=True, help="Do not use the judge cache."),
         click.option(
+            "--judge-timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            help="Seconds one judge request may take before it is retried [default: 300].",
+        ),
+        click.option(
             "--judge-price",
             default=None,
             metavar="IN,OUT",
@@ -112,7 +118,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
                judge_api_key_env: str | None, judge_concurrency: int, judge_max_tokens: int,
                judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
                judge_cache: Path | None, no_judge_cache: bool, judge_price: str | None = None,
-               progress: bool = True):  # fmt: skip
+               judge_timeout: float | None = None, progress: bool = True):  # fmt: skip
     """The judge the flags describe; an LLM judge's replies go beside ``out``."""
     from gavel.cli.generate import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
@@ -130,7 +136,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
         concurrency=judge_concurrency, max_tokens=judge_max_tokens,
         temperature=judge_temperature, extra_body=extra, invalid_retries=judge_retries,
         cache=cache, replies=judge_replies_path(out) if out is not None else None,
-        progress=progress,
+        progress=progress, timeout=judge_timeout,
     )  # fmt: skip
     judge = load_judge(judge_spec, options)
     if price is not None and hasattr(judge, "prices"):
@@ -173,9 +179,11 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     judge_result(result, samples, scores, judge, progress=True)
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
+        refused = f", {usage['refused']} without a valid score" if usage.get("refused") else ""
         click.echo(
-            f"judge {judge.name}: {usage['answered']} answered ({usage['cached']} from the "
-            f"cache, {usage['errors']} failed), tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
+            f"judge {judge.name}: {usage['answered'] - usage['errors']} answered "
+            f"({usage['cached']} from the cache), {usage['errors']} failed{refused}, "
+            f"tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
             err=True,
         )
     if usage is not None and out is not None:
@@ -309,3 +317,6 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(render(spec.table([(label, result)]), style, [(label, result)]), nl=False)
+    stopped = getattr(judge, "stopped", None)
+    if stopped:  # everything is written; the exit status says the judging is not complete
+        raise GavelError(f"the judge did not finish: {stopped}")

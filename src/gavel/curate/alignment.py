@@ -31,7 +31,7 @@ from gavel.errors import DataError
 from gavel.io.predictions import PredictionReader
 from gavel.models.base import Model, Request
 from gavel.parsing.structured import strip_think, structured_candidates
-from gavel.prompts import Template, load_template
+from gavel.prompts import Template, load_template, prompt_echo
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
 from gavel.runner.cache import model_identity
 from gavel.runner.validating import ValidatingModel
@@ -42,8 +42,11 @@ LOWEST, HIGHEST = 1, 5
 DEFAULT_INVALID_RETRIES = 2
 MAX_REASON = 500
 _KEYS = ("score", "rating", "alignment", "alignment_score")
+# Not a range ("1-5", the prompt's own placeholder) and not a JSON value cut off right after
+# its digit ('{"score": 1' may as well be the start of "1-5").
 _SCORE_IN_PROSE = re.compile(
-    r"(?:score|rating|alignment)\W{0,3}\s*(?:is\s*)?[:=]?\s*\**\s*([1-5](?:\.0)?)(?:\s*/\s*5)?\b",
+    r"(?:(\")|(?<!\"))(?:score|rating|alignment)\W{0,4}\s*(?:is\s*)?[:=]?\s*\**\s*"
+    r"([1-5](?:\.0)?)(?:\s*/\s*5)?\b(?!\s*-\s*\d)(?(1)(?=\s*\"?\s*[,}]))",
     re.IGNORECASE,
 )
 _BARE = re.compile(r"^\s*\**([1-5])(?:\s*/\s*5)?\**\s*$")
@@ -59,7 +62,7 @@ def read_rating(text: str | None) -> Rating | None:
     """The 1–5 rating and reason in a reply, or None when it holds no valid rating."""
     if not text:
         return None
-    text = strip_think(text)
+    text = prompt_echo().remove(strip_think(text)).text  # copied prompt text is no rating
     for value in structured_candidates(text):
         if isinstance(value, list) and value and isinstance(value[0], dict):
             value = value[0]
@@ -72,7 +75,9 @@ def read_rating(text: str | None) -> Rating | None:
                     reason = value.get("reason") or value.get("explanation") or ""
                     return Rating(score, str(reason).strip()[:MAX_REASON])
     match = _SCORE_IN_PROSE.search(text) or _BARE.match(text)
-    return Rating(int(float(match.group(1))), "") if match else None
+    if match is None:
+        return None
+    return Rating(int(float(match.group(2) if match.re is _SCORE_IN_PROSE else match.group(1))), "")
 
 
 def _as_score(value: Any) -> int | None:

@@ -39,6 +39,8 @@ class JudgeOptions:
     cache: Path | None = None
     replies: Path | None = None
     progress: bool = True
+    #: Seconds one request may take (None: the adapter's default).
+    timeout: float | None = None
 
 
 def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
@@ -63,6 +65,7 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
         max_tokens=options.max_tokens,
         temperature=options.temperature,
         extra_body=options.extra_body or None,
+        timeout=options.timeout,
     )
     if options.max_tokens == 0:  # 0 on the command line: send no token limit at all
         model.max_tokens = None  # type: ignore[attr-defined]
@@ -94,6 +97,12 @@ def judge_result(
     result.metrics["explanation"] = summarize_judged(judged, described)
     result.manifest.judge = described
     result.counts[JUDGE_ERROR] = sum(j.status == JUDGE_ERROR for j in judged)
+    stopped = getattr(judge, "stopped", None)
+    if stopped:
+        result.warnings.append(
+            f"the judge run stopped before every sample was judged ({stopped}); every other "
+            "metric is complete; rerun the same command to judge the rest"
+        )
     if result.counts[JUDGE_ERROR]:
         result.warnings.append(
             f"{result.counts[JUDGE_ERROR]} sample(s) got no valid judge score (judge_error): "

@@ -96,7 +96,8 @@ def not_answered(item: JudgeItem) -> Judged:
 
 
 def attach(scores: Sequence[GavelScore], judged: Iterable[Judged]) -> None:
-    """Copy each sample's judge score, reason and status onto its GavelScore."""
+    """Copy each sample's judge score, reason and status onto its GavelScore, and for a
+    ``judge_error`` its detail (the server's error, or the refused reply)."""
     by_id = {j.id: j for j in judged}
     for score in scores:
         found = by_id.get(score.id)
@@ -104,6 +105,8 @@ def attach(scores: Sequence[GavelScore], judged: Iterable[Judged]) -> None:
             score.judge_score = found.score
             score.judge_reason = found.reason
             score.judge_status = found.status
+            if found.status == JUDGE_ERROR:
+                score.judge_detail = found.detail
 
 
 def _mean_scaled(values: list[int]) -> float | None:

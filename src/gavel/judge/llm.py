@@ -8,9 +8,11 @@ Two things are the judge's own:
 
 - **Reply validation.** :func:`validating_judge` wraps the chat model
   (:class:`gavel.runner.validating.ValidatingModel`): a reply without a valid
-  ``{"score": 1-5}`` is asked again, up to ``invalid_retries`` more times; then the request
-  fails, the runner writes an error line, and the sample becomes ``judge_error``. Only valid
-  replies reach the cache.
+  ``{"score": 1-5}`` (:func:`gavel.judge.protocol.read_reply`, which refuses text copied from
+  the prompt) is asked again, up to ``invalid_retries`` more times; then the request fails, the
+  runner writes an error line, and the sample becomes ``judge_error``. Only valid replies reach
+  the cache. A weak judge never stops the scoring: refused replies do not spend the runner's
+  failure budget, which only failures of the endpoint do.
 - **Content-addressed resume.** A request's id is the sample id plus a digest of the judge's
   identity and the exact messages, so the replies file resumes exactly: rerunning after a crash
   sends only what is not there, and a changed prediction, ground truth, prompt or judge setting
@@ -44,7 +46,13 @@ from gavel.judge.protocol import (
 )
 from gavel.models.base import Model, Request
 from gavel.records import Prediction
-from gavel.runner.async_runner import AsyncRunSummary, Prices, run_async
+from gavel.runner.async_runner import (
+    AsyncRunSummary,
+    Prices,
+    RunAborted,
+    RunInterrupted,
+    run_async,
+)
 from gavel.runner.cache import model_identity
 from gavel.runner.retry import RetryPolicy
 from gavel.runner.validating import ValidatingModel
@@ -52,6 +60,8 @@ from gavel.runner.validating import ValidatingModel
 #: Re-asks after a reply without a valid score, before the sample is a judge_error.
 DEFAULT_INVALID_RETRIES = 2
 TASK = "gavel-judge"
+#: Longest ``detail`` kept for a sample that was never asked.
+MAX_DETAIL = 600
 
 
 def prompt_sha256() -> str:
@@ -64,10 +74,11 @@ def validating_judge(model: Model, invalid_retries: int) -> ValidatingModel:
     """The judge model: replies without a valid score are asked again, then fail."""
     return ValidatingModel(
         model,
-        lambda text: read_reply(text) is not None,
+        lambda text, request: read_reply(text, request.prompt) is not None,
         invalid_retries=invalid_retries,
         extra_settings={"judge_prompt": PROMPT_VERSION, "judge_prompt_sha256": prompt_sha256()},
         expected="valid score",
+        with_request=True,
     )
 
 
@@ -106,6 +117,9 @@ class LLMJudge:
         self.progress = progress
         self.prices = prices
         self.summary: AsyncRunSummary | None = None
+        #: Why the last :meth:`judge` call stopped before every sample was asked (the
+        #: endpoint failed: unreachable, or the failure budget ran out); None when it finished.
+        self.stopped: str | None = None
 
     @property
     def name(self) -> str:
@@ -135,38 +149,54 @@ class LLMJudge:
         requests = {
             item.id: _request(item, identity) for item in items if item.prediction is not None
         }
+        self.stopped = None
         with tempfile.TemporaryDirectory(prefix="gavel-judge-") as scratch:
             path = self.replies or Path(scratch) / "replies.jsonl"
-            self.summary = self._run(list(requests.values()), path)
+            try:
+                self.summary = self._run(list(requests.values()), path)
+            except RunAborted as stop:  # the endpoint failed: keep what was judged
+                self.summary, self.stopped = stop.summary, str(stop)
             replies = _read_replies(path, {r.sample_id for r in requests.values()})
             _keep_only(path, replies)
-        return [self._judged(item, requests.get(item.id), replies) for item in items]
+        unasked = f"not judged: the judge run stopped ({self.stopped})" if self.stopped else None
+        return [self._judged(item, requests.get(item.id), replies, unasked) for item in items]
 
     def _run(self, requests: list[Request], path: Path) -> AsyncRunSummary:
-        return asyncio.run(
-            run_async(
-                self.model,
-                requests,
-                path,
-                concurrency=self.concurrency,
-                total=len(requests),
-                progress=self.progress,
-                cache=self.cache,
-                retries=self.retries,
-                prices=self.prices,
+        summary = AsyncRunSummary(model=self.name)
+        try:
+            return asyncio.run(
+                run_async(
+                    self.model,
+                    requests,
+                    path,
+                    concurrency=self.concurrency,
+                    total=len(requests),
+                    progress=self.progress,
+                    cache=self.cache,
+                    retries=self.retries,
+                    prices=self.prices,
+                    summary=summary,
+                )
             )
-        )
+        except KeyboardInterrupt:
+            raise RunInterrupted(path, summary) from None
 
     @staticmethod
-    def _judged(item: JudgeItem, request: Request | None, replies: dict[str, Prediction]) -> Judged:
+    def _judged(
+        item: JudgeItem,
+        request: Request | None,
+        replies: dict[str, Prediction],
+        unasked: str | None = None,
+    ) -> Judged:
         if request is None:
             return not_answered(item)
         reply = replies.get(request.sample_id)
-        if reply is None:  # cannot happen after a completed run; never silently a score
-            return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail="no reply")
+        if reply is None:  # only after a stopped run; never silently a score
+            detail = (unasked or "no reply")[:MAX_DETAIL]
+            return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail=detail)
         if reply.error is not None:
             return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail=reply.error)
-        verdict = read_reply(reply.response)
+        verdict = read_reply(reply.response, request.prompt)
         if verdict is None:
             return Judged(
                 id=item.id,
@@ -190,6 +220,7 @@ class LLMJudge:
             "cached": s.cached,
             "sent": s.answered - s.cached,
             "errors": s.errors,
+            "refused": s.refused,
             "retries": s.retries,
             "prompt_tokens": s.prompt_tokens,
             "completion_tokens": s.completion_tokens,

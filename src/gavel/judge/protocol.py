@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gavel.parsing.echo import EchoFilter
 from gavel.parsing.structured import strip_think, structured_candidates
 
 PROMPT_VERSION = "gavel-paper-a3"
@@ -83,8 +84,11 @@ class Verdict:
     reason: str
 
 
-#: A score in text that does not parse as JSON; the digit must stand alone ("10", "4.5" do not).
-_SCORE_ONLY = re.compile(r'"score"\s*:\s*"?([1-5])(?:\.0+)?(?![\d.])"?')
+#: A score in text that does not parse as JSON: the digit must stand alone ("10", "4.5" do not)
+#: and be followed by the end of the value (a comma or a closing brace). A reply cut off right
+#: after the digit (``{ "score": 1``) is refused: it may as well be the start of the prompt's own
+#: ``1-5``. So is a range (``3-4``).
+_SCORE_ONLY = re.compile(r'"score"\s*:\s*("?)([1-5])(?:\.0+)?\1\s*[,}]')
 
 
 def _whole_score(value: object) -> int | None:
@@ -101,18 +105,31 @@ def _whole_score(value: object) -> int | None:
     return value if isinstance(value, int) and 1 <= value <= 5 else None
 
 
-def read_reply(text: str | None) -> Verdict | None:
+def read_reply(text: str | None, prompt: str | None = None) -> Verdict | None:
     """The judge's score (an integer 1–5) and reason, read leniently (a reasoning model's
     ``<think>`` drafts removed, code fences, text around the JSON, a score given as a string or
-    a whole float); None when the reply holds no valid score."""
+    a whole float); None when the reply holds no valid score.
+
+    Text copied from a prompt is never read (:mod:`gavel.parsing.echo`): the rubric, the
+    placeholder ``{ "score": 1-5, "reason": "one short sentence" }``, and, when ``prompt`` (the
+    exact prompt sent) is given, any line of it, so a judge that repeats the prediction cannot
+    pass the prediction's own text off as its score. A reply whose reason is the placeholder
+    ("one short sentence") is refused too: its number was not given as an answer either."""
     if not text:
         return None
-    text = strip_think(text)
-    for value in structured_candidates(text):
+    from gavel.prompts import prompt_echo
+
+    body = strip_think(text)
+    stripped = prompt_echo().remove(body)
+    body = stripped.text
+    if prompt is not None:
+        body = EchoFilter([prompt]).remove(body).text
+    for value in structured_candidates(body):
         if isinstance(value, dict) and "score" in value:
             score = _whole_score(value["score"])
-            if score is None:
+            reason = str(value.get("reason", ""))
+            if score is None or (stripped.copied and "reason" in value and not reason.strip()):
                 return None
-            return Verdict(score, str(value.get("reason", ""))[:MAX_CHARS])
-    match = _SCORE_ONLY.search(text)
-    return Verdict(int(match.group(1)), "") if match else None
+            return Verdict(score, reason[:MAX_CHARS])
+    match = _SCORE_ONLY.search(body)
+    return Verdict(int(match.group(2)), "") if match else None

@@ -42,6 +42,8 @@ class Answer:
     sent_size: tuple[int, int] | None = None
     input_size: tuple[int, int] | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    #: The server's reason for stopping (``stop``; ``length``: cut off by the token limit).
+    finish_reason: str | None = None
 
 
 class Model(Protocol):

@@ -388,9 +388,11 @@ class HFModel:
             generated, prompt_tokens, batch, input_sizes, strict=True
         ):
             count = len(row)
+            finish_reason = "length"  # no end-of-sequence token: max_new_tokens cut it off
             for index, token in enumerate(row):
                 if token in self._eos:
                     count = index + 1
+                    finish_reason = "stop"
                     break
             text = self.tokenizer.decode(row[:count], skip_special_tokens=True)
             usage = {
@@ -398,7 +400,15 @@ class HFModel:
                 "completion_tokens": count,
                 "total_tokens": int(prompt_count) + count,
             }
-            answers.append(Answer(text, sent_size=sent, input_size=input_size, usage=usage))
+            answers.append(
+                Answer(
+                    text,
+                    sent_size=sent,
+                    input_size=input_size,
+                    usage=usage,
+                    finish_reason=finish_reason,
+                )
+            )
         return answers
 
     def _input_sizes(self, inputs: Any, counts: list[int]) -> list[tuple[int, int] | None]:

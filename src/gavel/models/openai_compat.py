@@ -48,6 +48,8 @@ PLACEHOLDER_KEY = "EMPTY"
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 IMAGE_FORMATS = ("auto", "png", "jpeg")
 JPEG_QUALITY = 95
+#: Seconds one attempt may take (``--timeout``): connecting, sending, and the whole reply.
+DEFAULT_TIMEOUT = 300.0
 
 
 class OpenAIChatModel:
@@ -73,7 +75,7 @@ class OpenAIChatModel:
         frames: int | None = None,
         fps: float | None = None,
         max_frames: int | None = None,
-        timeout: float = 300.0,
+        timeout: float = DEFAULT_TIMEOUT,
         box_format: str | None = "pixel",
         extra_body: dict[str, Any] | None = None,
         image_format: str = "auto",
@@ -93,6 +95,8 @@ class OpenAIChatModel:
         if max_image_side is not None and max_image_side < 1:
             raise ConfigError("max_image_side must be a positive number of pixels")
         sampling = sampling_from_options(frames, fps, max_frames)
+        if not timeout > 0:
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout}")
         if image_format not in IMAGE_FORMATS:
             raise ConfigError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}")
         self.name = model
@@ -215,11 +219,13 @@ class OpenAIChatModel:
             raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
         finally:
             self._busy[index] -= 1
-        text, usage = _read_completion(completion)
+        text, usage, finish_reason = _read_completion(completion)
         input_size = None
         if sent is not None and self.box_format == "resized-pixel":
             input_size = qwen_smart_resize(*sent)
-        return Answer(text, sent_size=sent, input_size=input_size, usage=usage)
+        return Answer(
+            text, sent_size=sent, input_size=input_size, usage=usage, finish_reason=finish_reason
+        )
 
     def close(self) -> None:
         """Close the connections of the blocking :meth:`answer` and stop its thread."""
@@ -346,8 +352,9 @@ def _data_url(data: bytes, image_format: str) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def _read_completion(completion: Any) -> tuple[str, dict[str, int]]:
-    """The answer text and token usage, or :class:`InvalidResponseError` for a broken reply."""
+def _read_completion(completion: Any) -> tuple[str, dict[str, int], str | None]:
+    """The answer text, token usage and finish reason (``length``: cut off by ``max_tokens``),
+    or :class:`InvalidResponseError` for a broken reply."""
     if not isinstance(completion, dict):
         raise InvalidResponseError(f"the server's reply is not a JSON object: {completion!r:.200}")
     choices = completion.get("choices")
@@ -373,7 +380,8 @@ def _read_completion(completion: Any) -> tuple[str, dict[str, int]]:
             value = given.get(name)
             if isinstance(value, int) and not isinstance(value, bool):
                 usage[name] = value
-    return text, usage
+    finish_reason = choice.get("finish_reason")
+    return text, usage, finish_reason if isinstance(finish_reason, str) else None
 
 
 class _LoopThread:

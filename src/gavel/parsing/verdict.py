@@ -1,23 +1,33 @@
 """The verdict (does the caption contain an error?) and the explanation, from a model's answer.
 
-Rules, in order (docs/metrics.md repeats them):
+First, what the model did not write itself is set aside: ``<think>`` drafts, and any text
+copied from a prompt gavel sends (:mod:`gavel.parsing.echo`: the answer template
+``{"hallucination": true or false, ...}``, a rule such as "Use an empty list when there is no
+error.", a judge rubric line). Then, in order (docs/metrics.md repeats them):
 
+0. An answer that offers both verdicts ("yes or no", "true/false", ``"hallucination": "yes or
+   no"``) has none.
 1. A JSON object in the answer with a verdict key (``hallucination``, ``hallucinated``,
    ``has_error``, ``verdict``, …, or an inverted one such as ``is_correct``) decides, when its
    value is a boolean or a known word.
 2. Otherwise the prose: an answer that opens with "yes" or "no" (the prompt asks whether the
    caption contains an error) decides.
 3. Otherwise the earliest verdict phrase in the text decides ("no hallucination", "the caption
-   is accurate" → clean; "contains a hallucination", "the caption is incorrect" → error).
+   is accurate" → clean; "contains a hallucination", "the caption is incorrect" → error) —
+   unless the answer was cut off by the token limit: a phrase somewhere in a ramble that never
+   finished is not taken as the model's conclusion (a verdict key written out in full in a JSON
+   object cut off later still counts, as rule 1).
 4. Otherwise the verdict is unresolved and the sample is ``unparseable``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from gavel.parsing.structured import first_object, strip_think
+from gavel.prompts import prompt_echo
 
 #: Keys whose truthy value means "the caption has an error".
 VERDICT_KEYS = (
@@ -98,6 +108,12 @@ _POSITIVE = [
 _NEGATIVE_RE = re.compile("|".join(f"(?:{p})" for p in _NEGATIVE), re.IGNORECASE)
 _POSITIVE_RE = re.compile("|".join(f"(?:{p})" for p in _POSITIVE), re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# Both verdicts offered as alternatives: "yes or no", "'yes' or 'no'", "true/false", "no|yes".
+_BOTH_WAYS = re.compile(
+    r"\b(?:yes\W{0,3}(?:or|/|\|)\W{0,3}no|no\W{0,3}(?:or|/|\|)\W{0,3}yes"
+    r"|true\W{0,3}(?:or|/|\|)\W{0,3}false|false\W{0,3}(?:or|/|\|)\W{0,3}true)\b",
+    re.IGNORECASE,
+)
 # Each tagged span may not contain its own opening tag, so many unclosed opening tags cost linear,
 # not quadratic, time.
 _BOX_MARKUP = re.compile(
@@ -107,6 +123,13 @@ _BOX_MARKUP = re.compile(
     r"|<loc_?\d+>|<p-?\d+>|</?ref>|<\|/?[a-z_]+\|>",
     re.DOTALL,
 )
+
+
+def _both_ways(text: str) -> bool:
+    lowered = text.lower()  # a cheap test first: most answers hold at most one of each pair
+    if not (("yes" in lowered and "no" in lowered) or ("true" in lowered and "false" in lowered)):
+        return False
+    return _BOTH_WAYS.search(text) is not None
 
 
 def _word_verdict(value: Any) -> bool | None:
@@ -134,10 +157,13 @@ def verdict_from_object(obj: dict[str, Any]) -> bool | None:
     return None
 
 
-def verdict_from_prose(text: str) -> bool | None:
+def verdict_from_prose(text: str, *, phrases: bool = True) -> bool | None:
+    """Rules 2 and 3 on prose; ``phrases=False`` stops after rule 2 (an unfinished answer)."""
     leading = _LEADING.match(text)
     if leading:
         return leading.group(1).lower() == "yes"
+    if not phrases:
+        return None
     negative = _NEGATIVE_RE.search(text)
     positive = _POSITIVE_RE.search(text)
     if negative and positive:
@@ -149,26 +175,76 @@ def verdict_from_prose(text: str) -> bool | None:
     return None
 
 
-def parse_verdict(text: str | None) -> bool | None:
-    """True: the answer says the caption has an error; False: it says it has none."""
+@dataclass(frozen=True)
+class AnswerReading:
+    """What an answer says, and why a verdict may be missing."""
+
+    verdict: bool | None
+    explanation: str
+    #: Fragments of a shipped prompt found (and set aside) in the answer.
+    copied: int = 0
+    #: ``both_ways`` (both verdicts offered), ``truncated`` (cut off before a conclusion;
+    #: a verdict phrase was found in the unfinished text but not taken), or None.
+    refused: str | None = None
+
+
+def read_answer(text: str | None, *, truncated: bool = False) -> AnswerReading:
+    """The verdict and the explanation of one answer (the module's rules, in order).
+
+    ``truncated``: the answer was cut off by the token limit (``finish_reason: length``)."""
     if not text:
-        return None
-    body = strip_think(text)
+        return AnswerReading(None, "")
+    stripped = prompt_echo().remove(strip_think(text))
+    body = stripped.text
     obj = first_object(body)
+    explanation = _explanation(body, obj)
+    if _both_ways(body):
+        return AnswerReading(None, explanation, stripped.copied, "both_ways")
     if obj is not None and (verdict := verdict_from_object(obj)) is not None:
-        return verdict
-    return verdict_from_prose(" ".join(_BOX_MARKUP.sub(" ", body).split()))
+        return AnswerReading(verdict, explanation, stripped.copied)
+    if truncated and (verdict := _unfinished_object_verdict(body)) is not None:
+        return AnswerReading(verdict, explanation, stripped.copied)
+    prose = " ".join(_BOX_MARKUP.sub(" ", body).split())
+    verdict = verdict_from_prose(prose, phrases=not truncated)
+    refused = None
+    if verdict is None and truncated and verdict_from_prose(prose) is not None:
+        refused = "truncated"
+    return AnswerReading(verdict, explanation, stripped.copied, refused)
 
 
-def parse_explanation(text: str | None) -> str:
-    """The explanation field of a JSON answer, else the prose without box markup."""
-    if not text:
-        return ""
-    body = strip_think(text)
-    obj = first_object(body)
+# A verdict key whose value was written out in full, in a JSON object cut off later on.
+_KEY_VALUE = re.compile(
+    r'"(' + "|".join(VERDICT_KEYS + INVERTED_KEYS) + r')"\s*:\s*(true|false|0|1|"[^"]{0,40}")'
+    r"\s*[,}]",
+    re.IGNORECASE,
+)
+
+
+def _unfinished_object_verdict(body: str) -> bool | None:
+    """Rule 1 for an object the token limit cut off: ``{"hallucination": true, "expl`` still
+    states its verdict. Only keys whose value is complete count, in rule 1's key order."""
+    found = {}
+    for match in _KEY_VALUE.finditer(body):
+        found.setdefault(match.group(1).lower(), match.group(2).strip('"'))
+    value = {key: True if v == "true" else False if v == "false" else v for key, v in found.items()}
+    return verdict_from_object(value) if value else None
+
+
+def parse_verdict(text: str | None, *, truncated: bool = False) -> bool | None:
+    """True: the answer says the caption has an error; False: it says it has none."""
+    return read_answer(text, truncated=truncated).verdict
+
+
+def _explanation(body: str, obj: dict[str, Any] | None) -> str:
     if obj is not None:
         lowered = {str(k).lower(): v for k, v in obj.items()}
         for key in EXPLANATION_KEYS:
             if isinstance(lowered.get(key), str) and lowered[key].strip():
                 return lowered[key].strip()[:MAX_EXPLANATION]
     return " ".join(_BOX_MARKUP.sub(" ", body).split())[:MAX_EXPLANATION]
+
+
+def parse_explanation(text: str | None) -> str:
+    """The explanation field of a JSON answer, else the prose without box markup (in both
+    cases without text copied from a prompt)."""
+    return read_answer(text).explanation

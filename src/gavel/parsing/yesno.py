@@ -49,6 +49,13 @@ _LEADING = re.compile(
 )
 
 
+#: The two answers offered as alternatives ("yes or no", "'yes' or 'no'", "yes/no"): the options
+#: restated, not an answer.
+BOTH_WAYS = re.compile(
+    r"\b(?:yes\W{0,3}(?:or|/|\|)\W{0,3}no|no\W{0,3}(?:or|/|\|)\W{0,3}yes)\b", re.IGNORECASE
+)
+
+
 def contains_word(word: str, text: str) -> bool:
     """The official match: ``word`` occurs in ``text`` as a whole word, ignoring case."""
     pattern = _WORD.get(word.lower())

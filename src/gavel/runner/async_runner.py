@@ -18,6 +18,15 @@ counts it. The output file has the same contract as the in-process runner's
 When the failure budget runs out (too many failures in a row, or too large a share) the run
 stops: requests in flight are abandoned (not written, so a rerun sends them), the file is
 synced, and :class:`RunAborted` is raised with the summary. Everything written stays valid.
+Only failures of the endpoint spend the budget: a reply that arrived but was refused (a judge
+reply without a valid score, :class:`gavel.runner.validating.InvalidAnswerError`) is written as
+an error line of its own sample and never stops the run (:mod:`gavel.runner.failures`).
+
+Each error line names the real cause (``connection refused``, not the client's
+``Request timed out.``) and its ``error_kind``. When the endpoint refuses the connection (or its
+host does not resolve) before any request of the run reached it, nothing is retried: the run
+stops at once with :class:`RunAborted`, writing nothing for the requests it could not send,
+since no number of retries starts a server that is not there.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from gavel.io.files import plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
+from gavel.runner.failures import ANSWERED, INVALID_ANSWER, NO_SERVER, classify
 from gavel.runner.local import RunSummary, completed_ids, repair_tail
 from gavel.runner.retry import RetryPolicy, is_retryable, retry_after
 
@@ -53,6 +63,19 @@ class RunAborted(GavelError):
 
     def __init__(self, message: str, summary: AsyncRunSummary):
         super().__init__(message)
+        self.summary = summary
+
+
+class RunInterrupted(GavelError):
+    """The user stopped the run (Ctrl-C). ``summary`` says what was done; all of it is on disk."""
+
+    exit_code = 130
+
+    def __init__(self, out: Path, summary: AsyncRunSummary):
+        super().__init__(
+            f"interrupted: {summary.describe()}. Everything answered is kept in {out}; "
+            "rerun the same command to continue."
+        )
         self.summary = summary
 
 
@@ -81,7 +104,9 @@ class FailureBudget:
 
 @dataclass
 class AsyncRunSummary(RunSummary):
-    """What a run did. ``answered`` counts lines written this run (errors included)."""
+    """What a run did. ``answered`` counts lines written this run (errors included);
+    ``refused`` counts the error lines of replies that arrived but were refused (included in
+    ``errors``, never in the failure budget)."""
 
     model: str = ""
     #: Answers taken from the cache (included in ``answered``; nothing was sent for them).
@@ -95,15 +120,19 @@ class AsyncRunSummary(RunSummary):
     #: In the price table's currency, when the model is in it.
     cost: float | None = None
     aborted: str | None = None
+    refused: int = 0
 
     def describe(self) -> str:
         sent = self.answered - self.cached
         rate = sent / self.seconds if self.seconds else 0.0
+        errors = f"{self.errors} errors"
+        if self.refused:
+            errors += f" ({self.refused} replies refused)"
         parts = [
-            f"{self.requested} requests: {self.answered} answered"
+            f"{self.requested} requests: {self.answered - self.errors} answered"
             + (f" ({self.cached} from the cache)" if self.cached else ""),
             f"{self.skipped} already there",
-            f"{self.errors} errors",
+            errors,
             f"{self.retries} retries",
             f"tokens {self.prompt_tokens:,} in / {self.completion_tokens:,} out",
         ]
@@ -130,6 +159,10 @@ class _BudgetExceeded(Exception):
     pass
 
 
+class _Unreachable(_BudgetExceeded):
+    """No server answers at the endpoint: stop before anything else is sent."""
+
+
 async def run_async(
     model: Model,
     requests: Iterable[Request],
@@ -145,20 +178,24 @@ async def run_async(
     prices: Prices | None = None,
     retry_errors: bool = True,
     fsync_interval: float = 1.0,
+    summary: AsyncRunSummary | None = None,
 ) -> AsyncRunSummary:
     """Answer every request not already answered in ``out``; returns what was done.
 
     ``model`` may offer ``async answer_async(request)``; otherwise its ``answer`` runs in a
     thread. ``timeout`` bounds each attempt (on top of the adapter's own HTTP timeout).
     ``cache`` is an :class:`AnswerCache` or the path of its SQLite file. Raises
-    :class:`RunAborted` when the failure budget runs out.
+    :class:`RunAborted` when the failure budget runs out. ``summary``, when given, is filled in
+    as the run goes, so a caller still has it when the run is interrupted.
     """
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
     policy = retries if isinstance(retries, RetryPolicy) else RetryPolicy(retries=retries)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    summary = AsyncRunSummary(model=model.name)
+    if summary is None:
+        summary = AsyncRunSummary(model=model.name)
+    summary.model = model.name
     summary.errors_retried = drop_errors(out) if retry_errors else 0
     seen = completed_ids(out)
     own_cache = cache is not None and not isinstance(cache, AnswerCache)
@@ -192,9 +229,13 @@ async def run_async(
                 raise _BudgetExceeded(runner.stop_reason)
 
     workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+    unreachable = False
     try:
         with bar:
             await asyncio.gather(*workers)
+    except _Unreachable as stop:
+        summary.aborted = str(stop)
+        unreachable = True
     except _BudgetExceeded as stop:
         summary.aborted = str(stop)
     finally:
@@ -211,6 +252,8 @@ async def run_async(
             await closer()
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
+    if unreachable:
+        raise RunAborted(f"stopped: {summary.aborted} {summary.describe()}", summary)
     if summary.aborted:
         raise RunAborted(
             f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
@@ -222,8 +265,13 @@ async def run_async(
 
 
 def run_sync(model: Model, requests: Iterable[Request], out: str | Path, **options: Any):
-    """:func:`run_async` for callers without an event loop (the command line)."""
-    return asyncio.run(run_async(model, requests, out, **options))
+    """:func:`run_async` for callers without an event loop (the command line). Ctrl-C ends it
+    with :class:`RunInterrupted`, which says what was done."""
+    summary = AsyncRunSummary(model=model.name)
+    try:
+        return asyncio.run(run_async(model, requests, out, summary=summary, **options))
+    except KeyboardInterrupt:
+        raise RunInterrupted(Path(out), summary) from None
 
 
 class _Runner:
@@ -249,6 +297,9 @@ class _Runner:
         self.redact = getattr(model, "redact", None)
         self.consecutive = 0
         self.stop_reason: str | None = None
+        #: Some request of this run got an answer from the endpoint (of any status), or at least
+        #: a connection it then closed: a server is there.
+        self.reached = False
 
     async def ask(self, request: Request) -> Prediction:
         started = time.perf_counter()
@@ -266,13 +317,22 @@ class _Runner:
         while True:
             try:
                 answer = await self._call(request)
+                self.reached = True
                 break
             except Exception as error:
+                failure = classify(error)
+                if failure.kind in ANSWERED:
+                    self.reached = True
+                elif failure.kind in NO_SERVER and not self.reached:
+                    raise _Unreachable(
+                        f"cannot reach {self._endpoint()}: {failure.cause}. Is the server "
+                        "running, and is the base URL right?"
+                    ) from None
                 if attempt < self.policy.retries and is_retryable(error):
                     wait = self.policy.delay(attempt, retry_after(error))
                     attempt += 1
                     self.summary.retries += 1
-                    log.debug("%s: %s; retry %d in %.2f s",
+                    log.info("%s: %s; retry %d in %.2f s",
                               request.sample_id, self._describe(error), attempt, wait)  # fmt: skip
                     await asyncio.sleep(wait)
                     continue
@@ -290,6 +350,7 @@ class _Runner:
                     latency_s=round(time.perf_counter() - started, 4),
                     prompt_tokens=usage.get("prompt_tokens"),
                     completion_tokens=usage.get("completion_tokens"),
+                    error_kind=failure.kind,
                 )
         if key is not None:
             self.cache.put(key, answer, self.model.name)  # type: ignore[union-attr]
@@ -306,10 +367,16 @@ class _Runner:
             return await call
         return await asyncio.wait_for(call, self.timeout)
 
+    def _endpoint(self) -> str:
+        return getattr(self.model, "endpoint", None) or self.model.name
+
     def _describe(self, error: BaseException) -> str:
         text = str(error) or "no message"
         if isinstance(error, TimeoutError) and not str(error):
             text = f"no answer within {self.timeout} s"
+        failure = classify(error)
+        if failure.kind in NO_SERVER or failure.kind == "connection_reset":
+            text = failure.cause  # the client's own words may say "timed out" for a refusal
         message = f"{type(error).__name__}: {text}"
         if self.redact is not None:
             message = self.redact(message)
@@ -329,6 +396,7 @@ class _Runner:
             prompt_tokens=answer.usage.get("prompt_tokens"),
             completion_tokens=answer.usage.get("completion_tokens"),
             meta=meta,
+            finish_reason=answer.finish_reason,
         )
 
     def count(self, prediction: Prediction) -> None:
@@ -340,10 +408,14 @@ class _Runner:
             self.consecutive = 0
             return
         summary.errors += 1
+        if prediction.error_kind == INVALID_ANSWER:  # the endpoint is fine: not a run failure
+            summary.refused += 1
+            self.consecutive = 0
+            return
         self.consecutive += 1
         if self.budget is not None and self.stop_reason is None:
             self.stop_reason = self.budget.exceeded(
-                self.consecutive, summary.errors, summary.answered
+                self.consecutive, summary.errors - summary.refused, summary.answered
             )
 
 

@@ -3,8 +3,9 @@
 The key is the SHA-256 of the adapter, the endpoint, the model name, every setting that changes
 answers (``model.settings()``) and the full request: sample id, task, prompt, text fields and the
 SHA-256 of every image or video file's bytes. Changing any of them (a new prompt template, a
-re-encoded image, another temperature) is a miss. The value is the answer text, token usage
-and image sizes. Only successful answers are stored, never errors.
+re-encoded image, another temperature) is a miss. The value is the answer text, token usage,
+image sizes and the server's finish reason (a column added to older files when they are
+opened; their entries have none). Only successful answers are stored, never errors.
 
 The database is in WAL mode and every entry is committed on its own, so a crash loses at most
 the entry being written, readers never block the writer, and several processes may share one
@@ -16,6 +17,7 @@ makes a rerun reproducible; delete the file (or use another one) to sample afres
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -40,7 +42,8 @@ CREATE TABLE IF NOT EXISTS answers (
     sent_size TEXT,
     input_size TEXT,
     model TEXT,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    finish_reason TEXT
 )
 """
 
@@ -77,6 +80,10 @@ class AnswerCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
+        if "finish_reason" not in columns:  # a file written before the column existed
+            with contextlib.suppress(sqlite3.OperationalError):  # another process just did
+                self._db.execute("ALTER TABLE answers ADD COLUMN finish_reason TEXT")
         self._hashes: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self.hits = 0
         self.misses = 0
@@ -136,18 +143,21 @@ class AnswerCache:
     def get(self, key: str) -> Answer | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT text, usage, sent_size, input_size FROM answers WHERE key = ?", (key,)
+                "SELECT text, usage, sent_size, input_size, finish_reason FROM answers "
+                "WHERE key = ?",
+                (key,),
             ).fetchone()
         if row is None:
             self.misses += 1
             return None
         self.hits += 1
-        text, usage, sent, given = row
+        text, usage, sent, given, finish_reason = row
         return Answer(
             text,
             sent_size=tuple(json.loads(sent)) if sent else None,  # type: ignore[arg-type]
             input_size=tuple(json.loads(given)) if given else None,  # type: ignore[arg-type]
             usage=json.loads(usage),
+            finish_reason=finish_reason,
         )
 
     def put(self, key: str, answer: Answer, model: str | None = None) -> None:
@@ -160,6 +170,11 @@ class AnswerCache:
             json.dumps(list(answer.input_size)) if answer.input_size else None,
             model,
             time.time(),
+            answer.finish_reason,
         )
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            self._db.execute(
+                "INSERT OR REPLACE INTO answers (key, text, usage, sent_size, input_size, model, "
+                "created, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )

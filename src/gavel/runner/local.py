@@ -103,6 +103,7 @@ def _ask(model: Model, request: Request) -> Prediction:
         latency_s=round(time.perf_counter() - started, 4),
         prompt_tokens=answer.usage.get("prompt_tokens"),
         completion_tokens=answer.usage.get("completion_tokens"),
+        finish_reason=answer.finish_reason,
     )
 
 

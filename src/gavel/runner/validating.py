@@ -4,8 +4,10 @@ Judges and raters must reply with a valid score. The runner's retries are for tr
 failures; a reply that arrives fine but holds no valid score is a different failure, with its
 own bound. :class:`ValidatingModel` asks again up to ``invalid_retries`` times, then raises
 :class:`InvalidAnswerError`, which the runner does not retry and writes as an error line (so the
-sample is counted as failed and a rerun asks it again). Only accepted answers are returned, so
-only they reach the answer cache. Tokens of rejected replies are added to the accepted answer's
+sample is counted as failed and a rerun asks it again), but which never spends the runner's
+failure budget: the server answered, so nothing is wrong with the run, only with that reply
+(:mod:`gavel.runner.failures`). Only accepted answers are returned, so only they reach the
+answer cache. Tokens of rejected replies are added to the accepted answer's
 usage, or carried by the error: the ledger counts them either way.
 """
 
@@ -29,21 +31,24 @@ class InvalidAnswerError(GavelError):
 
 
 class ValidatingModel:
-    """``model`` whose answers must satisfy ``accept(text)``; ``settings`` adds ``extra``."""
+    """``model`` whose answers must satisfy ``accept(text)`` (``accept(text, request)`` with
+    ``with_request``, for checks that need the prompt); ``settings`` adds ``extra``."""
 
     def __init__(
         self,
         model: Model,
-        accept: Callable[[str], bool],
+        accept: Callable[..., bool],
         *,
         invalid_retries: int = 2,
         extra_settings: dict[str, Any] | None = None,
         expected: str = "a valid answer",
+        with_request: bool = False,
     ):
         if invalid_retries < 0:
             raise ValueError("invalid_retries must be 0 or more")
         self.inner = model
         self.accept = accept
+        self.with_request = with_request
         self.invalid_retries = invalid_retries
         self.extra_settings = dict(extra_settings or {})
         self.expected = expected
@@ -70,9 +75,13 @@ class ValidatingModel:
             for key, value in answer.usage.items():
                 usage[key] = usage.get(key, 0) + value
             text = answer.text
-            if self.accept(text):
+            if self.accept(text, request) if self.with_request else self.accept(text):
                 return Answer(
-                    text, sent_size=answer.sent_size, input_size=answer.input_size, usage=usage
+                    text,
+                    sent_size=answer.sent_size,
+                    input_size=answer.input_size,
+                    usage=usage,
+                    finish_reason=answer.finish_reason,
                 )
         raise InvalidAnswerError(
             f"no {self.expected} in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}",

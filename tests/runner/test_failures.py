@@ -1,0 +1,205 @@
+"""Failures named by their real cause, and which of them may stop a run, against real servers
+on 127.0.0.1 (and a port where nothing listens)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gavel.models.base import Request
+from gavel.models.openai_compat import OpenAIChatModel
+from gavel.records import Prediction
+from gavel.runner.async_runner import FailureBudget, RunAborted, run_async
+from gavel.runner.cache import AnswerCache
+from gavel.runner.failures import classify
+from gavel.runner.retry import RetryPolicy
+from gavel.runner.validating import ValidatingModel
+
+pytest.importorskip("openai")
+
+FAST = RetryPolicy(retries=3, base_delay=0.01, max_delay=0.02)
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def chat(url: str, **options) -> OpenAIChatModel:
+    options.setdefault("timeout", 5.0)
+    return OpenAIChatModel("m", base_urls=[url], api_key_env="GAVEL_TEST_KEY", **options)
+
+
+def requests(n: int) -> list[Request]:
+    return [Request(sample_id=f"s{i}", task="t", prompt=f"<s{i}> is it?") for i in range(n)]
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def run(model, reqs, out, **options):
+    options.setdefault("concurrency", 4)
+    options.setdefault("progress", False)
+    options.setdefault("retries", FAST)
+    return asyncio.run(run_async(model, reqs, out, **options))
+
+
+async def one_error(model: OpenAIChatModel) -> BaseException:
+    try:
+        await model.answer_async(requests(1)[0])
+    except Exception as error:
+        return error
+    finally:
+        await model.aclose()
+    raise AssertionError("the request should have failed")
+
+
+def test_the_real_cause_is_named_under_the_clients_own_exception(server, fake, api_key):
+    refused = asyncio.run(one_error(chat(f"http://127.0.0.1:{closed_port()}/v1")))
+    # The aiohttp transport reports a refused connection as a timeout; the cause says otherwise.
+    assert classify(refused).kind == "connection_refused"
+    server.plan = lambda body, number: fake.Fault(drop=True)
+    assert classify(asyncio.run(one_error(chat(server.url)))).kind == "connection_reset"
+    server.plan = lambda body, number: fake.Fault(delay=1.0)
+    slow = asyncio.run(one_error(chat(server.url, timeout=0.2)))
+    assert classify(slow).kind == "timeout"
+    server.plan = lambda body, number: fake.Fault(status=401, message="bad key")
+    unauthorized = classify(asyncio.run(one_error(chat(server.url))))
+    assert (unauthorized.kind, unauthorized.status) == ("http_status", 401)
+    assert "bad key" in unauthorized.cause
+
+
+def test_an_endpoint_where_nothing_listens_stops_the_run_at_once(api_key, tmp_path):
+    out = tmp_path / "p.jsonl"
+    model = chat(f"http://127.0.0.1:{closed_port()}/v1")
+    with pytest.raises(RunAborted, match="connection refused") as stopped:
+        run(model, requests(40), out, retries=RetryPolicy(retries=6))
+    summary = stopped.value.summary
+    assert summary.retries == 0  # nothing retried: no server is there to answer
+    assert lines(out) == []  # nothing written, so nothing to ask again or to mistake for work
+    assert "is the base URL right" in str(stopped.value)
+    assert "0 answered" in summary.describe()
+
+
+def test_a_server_lost_mid_run_is_retried_and_each_line_names_the_cause(fake, api_key, tmp_path):
+    out = tmp_path / "p.jsonl"
+    server = fake.FakeOpenAIServer().__enter__()
+
+    def die_at_the_third(body, number):
+        if number != 3:
+            return None
+        threading.Thread(target=server.__exit__, args=(None, None, None)).start()
+        return fake.Fault(drop=True)  # the server goes away; its port is closed from now on
+
+    server.plan = die_at_the_third
+    summary = run(chat(server.url), requests(6), out, concurrency=1)
+    assert (summary.answered, summary.errors) == (6, 4)
+    assert summary.retries == 4 * 3  # the run had reached the server: its loss is retried
+    failed = [line for line in lines(out) if "error" in line]
+    assert [line["id"] for line in failed] == ["s2", "s3", "s4", "s5"]
+    for line in failed:
+        assert line["error_kind"] == "connection_refused"
+        assert "connection refused" in line["error"] and "(after 4 attempts)" in line["error"]
+    assert "APITimeoutError: Request timed out" not in out.read_text()
+
+
+def test_refused_replies_never_spend_the_failure_budget(server, api_key, tmp_path):
+    out = tmp_path / "p.jsonl"
+    picky = ValidatingModel(chat(server.url), lambda text: False, invalid_retries=1)
+    budget = FailureBudget(max_consecutive=3, max_fraction=0.1, min_finished=5)
+    summary = run(picky, requests(30), out, failure_budget=budget)  # no RunAborted
+    assert (summary.answered, summary.errors, summary.refused) == (30, 30, 30)
+    assert {line["error_kind"] for line in lines(out)} == {"invalid_answer"}
+    assert "0 answered" in summary.describe() and "30 replies refused" in summary.describe()
+
+
+def test_transport_failures_still_spend_it(server, fake, api_key, tmp_path):
+    server.plan = lambda body, number: None if number == 1 else fake.Fault(status=503)
+    budget = FailureBudget(max_consecutive=3, max_fraction=None)
+    with pytest.raises(RunAborted, match="3 requests in a row failed"):
+        run(chat(server.url), requests(30), tmp_path / "p.jsonl", failure_budget=budget,
+            concurrency=1)  # fmt: skip
+
+
+def test_finish_reason_is_recorded_and_survives_the_cache(server, api_key, tmp_path):
+    server.finish_reason = "length"
+    out, cache = tmp_path / "p.jsonl", tmp_path / "cache.sqlite"
+    run(chat(server.url), requests(3), out, cache=cache)
+    again = tmp_path / "again.jsonl"
+    hits = server.hits
+    run(chat(server.url), requests(3), again, cache=cache)
+    assert server.hits == hits  # all from the cache
+    for path in (out, again):
+        assert [line["finish_reason"] for line in lines(path)] == ["length"] * 3
+    assert Prediction(id="x", finish_reason="length").truncated
+
+
+def test_a_cache_file_from_before_finish_reason_opens_and_gains_the_column(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE answers (key TEXT PRIMARY KEY, text TEXT NOT NULL, usage TEXT NOT "
+            "NULL, sent_size TEXT, input_size TEXT, model TEXT, created REAL NOT NULL)"
+        )
+        db.execute("INSERT INTO answers VALUES ('k', 'old answer', '{}', NULL, NULL, 'm', 0)")
+    with AnswerCache(path) as cache:
+        old = cache.get("k")
+        assert (old.text, old.finish_reason) == ("old answer", None)
+        cache.put("n", type(old)("new", finish_reason="stop"), "m")
+        assert cache.get("n").finish_reason == "stop"
+
+
+def test_old_prediction_lines_without_the_new_fields_still_read():
+    import msgspec
+
+    line = b'{"id": "a", "response": "Yes.", "latency_s": 0.1}'
+    prediction = msgspec.json.decode(line, type=Prediction)
+    assert (prediction.finish_reason, prediction.error_kind, prediction.truncated) == (
+        None,
+        None,
+        False,
+    )
+
+
+INTERRUPT_DRIVER = """
+import sys
+from gavel.cli.main import main
+sys.argv = ["gavel", "-v", "generate", "--data", sys.argv[1], "--model", "openai:m",
+            "--base-url", sys.argv[2], "--api-key-env", "GAVEL_TEST_KEY", "--out", sys.argv[3],
+            "--no-cache", "--concurrency", "1", "--timeout", "30"]
+main()
+"""
+
+
+def test_ctrl_c_ends_with_a_summary_and_keeps_the_answers(server, api_key, tmp_path):
+    from gavel.examples import example_dir
+
+    server.latency = 0.3
+    out = tmp_path / "pred.jsonl"
+    data = example_dir("photos") / "gavel.jsonl"
+    command = [sys.executable, "-c", INTERRUPT_DRIVER, str(data), server.url, str(out)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(lines(out)) < 2:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    written = lines(out)
+    assert "interrupted:" in stderr and "Traceback" not in stderr
+    assert f"{len(written)} answered" in stderr and str(out) in stderr
+    assert "rerun the same command to continue" in stderr
