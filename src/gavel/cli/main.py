@@ -12,6 +12,7 @@ from gavel.cli.compare import compare
 from gavel.cli.curate import curate
 from gavel.cli.data import data
 from gavel.cli.demo import demo
+from gavel.cli.failures import report_failure
 from gavel.cli.generate import generate
 from gavel.cli.judge_agreement import judge_agreement
 from gavel.cli.judge_calibrate import judge_calibrate
@@ -60,9 +61,13 @@ cli.add_command(train)
 cli.add_command(demo)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; every failure ends in one message and a non-zero exit.
+
+    ``argv`` defaults to the process's arguments (tests pass their own).
+    """
     try:
-        cli.main(standalone_mode=False)
+        cli.main(argv, prog_name="gavel", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
@@ -75,3 +80,5 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
+    except Exception as error:  # what the OS says (paths named), or a bug (one line; see failures)
+        sys.exit(report_failure(error))

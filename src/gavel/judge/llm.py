@@ -24,15 +24,15 @@ import asyncio
 import hashlib
 import json
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from gavel.io.files import atomic_write_lines
+from gavel.io.files import append_line, atomic_write_lines
 from gavel.io.predictions import PredictionReader
+from gavel.io.run_files import ledger_line
 from gavel.judge.items import JUDGE_ERROR, OK, Judged, JudgeItem, not_answered
 from gavel.judge.protocol import (
     HALLUCINATION_PROMPT,
@@ -214,8 +214,4 @@ def _keep_only(path: Path, replies: dict[str, Prediction]) -> None:
 
 def append_ledger(path: str | Path, entry: dict[str, Any]) -> None:
     """One JSON line per judge run: who was asked, how much, and what it cost."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}, default=str)
-    with path.open("a") as handle:
-        handle.write(line + "\n")
+    append_line(path, ledger_line(entry))

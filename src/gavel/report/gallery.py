@@ -9,7 +9,6 @@ sample id or model text), and only files that lie inside the data file's folder 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from collections.abc import Iterable
@@ -18,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gavel.errors import GavelError
+from gavel.errors import DataError, GavelError
+from gavel.io.jsonl import parse_json
 from gavel.metrics.grounding import IOU_TOLERANCE
 from gavel.records import Result
 
@@ -84,8 +84,8 @@ def responses(path: Path | None) -> dict[str, str]:
     with path.open("rb") as handle:
         for line in handle:
             try:
-                record = json.loads(line)
-            except ValueError:
+                record = parse_json(line, path)
+            except DataError:  # too deep, a lone surrogate, not JSON: scoring refused it already
                 continue
             if not isinstance(record, dict) or not isinstance(record.get("id"), str):
                 continue

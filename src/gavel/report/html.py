@@ -32,7 +32,8 @@ import msgspec
 
 from gavel import __version__
 from gavel.errors import ConfigError, DataError, GavelError
-from gavel.io.run_files import scores_path
+from gavel.io.jsonl import field_of, parse_json
+from gavel.io.run_files import check_run_files, scores_path
 from gavel.records import CATEGORY_COLUMNS, Result
 from gavel.report.gallery import (
     GAVEL_OUTCOMES,
@@ -75,26 +76,28 @@ def load_run(run: Path) -> RunView:
         ) from None
     except OSError as error:
         raise DataError(path, None, None, f"cannot read ({error.strerror})") from None
+    raw = parse_json(payload, path)
     try:
-        result = msgspec.json.decode(payload, type=Result)
-        raw = json.loads(payload)
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as error:
-        raise DataError(path, None, None, f"not a gavel results file ({error})") from None
+        result = msgspec.convert(raw, type=Result)
+    except msgspec.ValidationError as error:
+        message = str(error).split(" - at ")[0]
+        raise DataError(
+            path, None, field_of(error), f"not a gavel results file ({message})"
+        ) from None
     scores_file = scores_path(path)
     scores: list[dict[str, Any]] | None = None
     notes = []
     if scores_file.is_file():
+        check_run_files(path, result.files)
         scores = []
         with scores_file.open("rb") as handle:
             for number, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise DataError(scores_file, number, None, "not valid JSON") from None
-                if isinstance(record, dict):
-                    scores.append(record)
+                record = parse_json(line, scores_file, number)
+                if not isinstance(record, dict):
+                    raise DataError(scores_file, number, None, "expected a JSON object")
+                scores.append(record)
     else:
         notes.append(f"no per-sample scores ({scores_file.name}) beside the results")
     return RunView(name="", path=path, result=result, raw=raw, scores=scores, notes=notes)
