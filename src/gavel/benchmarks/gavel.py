@@ -192,7 +192,8 @@ class GavelScorer:
         boxes: list[Box] = []
         width, height = sample.width, sample.height
         for values in given:
-            if len(values) != 4 or not math.isfinite(sum(values)):
+            # each value on its own: a sum of huge finite values overflows to infinity
+            if len(values) != 4 or not all(math.isfinite(v) for v in values):
                 self.tally.degenerate += 1
                 continue
             box, swapped = order_corners(values)

@@ -82,9 +82,7 @@ def parse_json(
     if _SURROGATE_ESCAPE.search(raw) or (isinstance(text, str) and _has_surrogate(text)):
         where = surrogate_field(value)
         if where is not None:
-            raise DataError(
-                path, line, where or None, "lone surrogate escape (not Unicode text)"
-            )
+            raise DataError(path, line, where or None, "lone surrogate escape (not Unicode text)")
     return value
 
 

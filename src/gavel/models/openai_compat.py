@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from PIL import Image
 
 from gavel.errors import ConfigError, GavelError
+from gavel.manifest import redact_userinfo
 from gavel.media.frames import FrameSampling, sample_frames
 from gavel.models.base import Answer, Capabilities, Request
 from gavel.parsing.conventions import qwen_smart_resize
@@ -150,7 +151,7 @@ class OpenAIChatModel:
         return {
             "adapter": ADAPTER,
             "model": self.model,
-            "base_urls": list(self.base_urls),
+            "base_urls": redact_userinfo(list(self.base_urls)),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "max_image_side": self.max_image_side,
