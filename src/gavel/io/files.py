@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -58,11 +59,12 @@ def stage_bytes(path: str | Path, payload: bytes) -> Path:
 
 def commit(staged: Sequence[tuple[Path, Path]]) -> None:
     """Rename each staged ``(temporary, target)`` over its target, in order."""
-    for temp, path in staged:
+    for done, (temp, path) in enumerate(staged):
         try:
             os.replace(temp, path)
-        except OSError as error:
-            raise _named(error, path) from None
+        except OSError as error:  # named by the target: the temporary name means nothing
+            discard(staged[done:])
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
 
 
 def discard(staged: Sequence[tuple[Path, Path]]) -> None:
@@ -81,6 +83,9 @@ def write_together(
     the per-sample files first and the summary that names their SHA-256 last, so that even a
     crash between two renames leaves a pair readers can tell apart.
     """
+    for path, _ in files:  # the one thing a rename could still trip over, checked first
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
     staged: list[tuple[Path, Path]] = []
     try:
         for path, payload in files:
@@ -109,15 +114,20 @@ def append_line(path: str | Path, line: bytes) -> None:
     """Append one line to a log file; a failed write cuts the file back to where it was, so a
     full disk never leaves half a line behind."""
     path = Path(path)
+    payload = line + b"\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("ab") as handle:
-            start = handle.tell()
-            try:
-                handle.write(line + b"\n")
-                handle.flush()
-            except OSError:
-                handle.truncate(start)
-                raise
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     except OSError as error:
         raise _named(error, path) from None
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            written = 0
+            while written < len(payload):
+                written += os.write(fd, payload[written:])
+        except OSError as error:
+            os.ftruncate(fd, start)
+            raise _named(error, path) from None
+    finally:
+        os.close(fd)
