@@ -233,3 +233,15 @@ def test_the_shipped_examples_score_as_annotated():
     assert {s.id: s for s in qwen25}["coffee-1"].iou > 0.8
     for _, scores in results.values():
         assert all(s.box_status != "invalid" for s in scores)
+
+
+def test_a_huge_finite_predicted_box_is_clipped_to_the_image_not_dropped(tmp_path, data):
+    """[-1e308, -1e308, 1e308, 1e308] covers the whole 100x100 image: against the 50x50 gold
+    box that is IoU 2500 / 10000 (the sum of its values overflows, each value does not)."""
+    predictions = write_jsonl(tmp_path / "huge.jsonl", [
+        {"id": "hit", "hallucinated": True, "explanation": "x",
+         "boxes": [[-1e308, -1e308, 1e308, 1e308]]},
+    ])  # fmt: skip
+    _, scores = evaluate_files(data, predictions, GavelSettings(resamples=0))
+    (hit,) = [s for s in scores if s.id == "hit"]
+    assert hit.iou == pytest.approx(0.25)
