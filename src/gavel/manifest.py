@@ -65,8 +65,13 @@ _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
 
 def redact_userinfo(value: Any) -> Any:
     """``value`` with the userinfo of every URL in it (``http://user:KEY@host``) replaced by
-    ``***``, in strings, lists and dict values alike: a manifest is shared, a key must not be."""
+    ``***``, in strings, lists and dict values alike: a manifest is shared, a key must not be.
+
+    Strings also become writable: a path that is not valid UTF-8 (its odd bytes carried as
+    surrogates) keeps those bytes as visible ``\\xNN`` escapes.
+    """
     if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         return _USERINFO.sub(r"\1***@", value)
     if isinstance(value, list | tuple):
         return [redact_userinfo(v) for v in value]

@@ -40,3 +40,18 @@ def test_local_models_refuse_remote_options(gavel, tmp_path):
                  "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 2
     assert "the scene model takes no base_urls option" in done.stderr
+
+
+def test_a_key_written_into_the_base_url_is_never_recorded(gavel, tmp_path, server, api_key):
+    assert gavel("synth", "--n", "2", "--out", tmp_path / "set").returncode == 0
+    secret = "sk-in-the-url-9d1e"
+    with_key = server.url.replace("http://", f"http://user:{secret}@")
+    done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", with_key, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                 "--no-progress", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    manifest = (tmp_path / "p.manifest.json").read_text()
+    assert secret not in manifest + (tmp_path / "p.jsonl").read_text()
+    recorded = json.loads(manifest)
+    assert recorded["adapter"]["base_urls"] == [server.url.replace("http://", "http://***@")]
+    assert with_key.replace(f"user:{secret}", "***") in recorded["command"]
