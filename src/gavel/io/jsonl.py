@@ -73,11 +73,14 @@ def parse_json(
         raise DataError(path, line, None, "JSON nested too deeply") from None
     except UnicodeDecodeError:
         raise DataError(path, line, None, "not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise DataError(path, line, None, f"not valid JSON ({error})") from None
     except ValueError as error:
-        message = str(error)
-        if "integer string conversion" in message:
-            message = "a number with too many digits"
-        raise DataError(path, line, None, f"not valid JSON ({message})") from None
+        if "integer string conversion" not in str(error):
+            raise  # raised by object_pairs_hook: the caller's own check
+        raise DataError(
+            path, line, None, "not valid JSON (a number with too many digits)"
+        ) from None
     raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
     if _SURROGATE_ESCAPE.search(raw) or (isinstance(text, str) and _has_surrogate(text)):
         where = surrogate_field(value)
@@ -102,7 +105,7 @@ def surrogate_field(value: Any, where: str = "") -> str | None:
         for key, item in value.items():
             name = f"{where}.{key}" if where else str(key)
             if isinstance(key, str) and _has_surrogate(key):
-                return where or "(a key)"
+                return name.encode("utf-8", "backslashreplace").decode()
             found = surrogate_field(item, name)
             if found is not None:
                 return found

@@ -119,7 +119,9 @@ def _whole_document(path: Path, text: str) -> tuple[Any, json.JSONDecodeError | 
     except json.JSONDecodeError as error:
         return None, error
     except RecursionError:
-        raise DataError(path, None, None, "JSON nested too deeply") from None
+        if "\n" in text.strip():  # JSONL: the line reader names the line
+            return None, json.JSONDecodeError("Extra data", text, 0)
+        raise DataError(path, 1, None, "JSON nested too deeply") from None
     except _DuplicateKey as error:
         if "\n" in text.strip() and _first_line_parses(text):
             # JSONL: the line reader reports the duplicate with its line.
@@ -157,6 +159,8 @@ def _first_line_parses(text: str) -> bool:
     first = next(line for line in text.splitlines() if line.strip())
     try:
         json.loads(first)
+    except RecursionError:
+        return "\n" in text.strip()  # a deep first line: the line reader says so
     except ValueError:
         return False
     return True
