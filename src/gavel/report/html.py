@@ -76,14 +76,19 @@ def load_run(run: Path) -> RunView:
         ) from None
     except OSError as error:
         raise DataError(path, None, None, f"cannot read ({error.strerror})") from None
-    raw = parse_json(payload, path)
     try:
-        result = msgspec.convert(raw, type=Result)
+        result = msgspec.json.decode(payload, type=Result)
     except msgspec.ValidationError as error:
         message = str(error).split(" - at ")[0]
         raise DataError(
             path, None, field_of(error), f"not a gavel results file ({message})"
         ) from None
+    except (msgspec.DecodeError, RecursionError):
+        parse_json(payload, path)  # names the problem: not UTF-8, too deep, a lone surrogate
+        raise DataError(
+            path, None, None, "not a gavel results file (not standard JSON: NaN or Infinity?)"
+        ) from None
+    raw = json.loads(payload)
     scores_file = scores_path(path)
     scores: list[dict[str, Any]] | None = None
     notes = []
