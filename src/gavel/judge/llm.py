@@ -30,9 +30,8 @@ from typing import Any
 
 import msgspec
 
-from gavel.io.files import append_line, atomic_write_lines
+from gavel.io.files import atomic_write_lines
 from gavel.io.predictions import PredictionReader
-from gavel.io.run_files import ledger_line
 from gavel.judge.items import JUDGE_ERROR, OK, Judged, JudgeItem, not_answered
 from gavel.judge.protocol import (
     HALLUCINATION_PROMPT,
@@ -210,8 +209,3 @@ def _keep_only(path: Path, replies: dict[str, Prediction]) -> None:
     if path.exists():
         encoder = msgspec.json.Encoder()
         atomic_write_lines(path, (encoder.encode(r) for r in replies.values()))
-
-
-def append_ledger(path: str | Path, entry: dict[str, Any]) -> None:
-    """One JSON line per judge run: who was asked, how much, and what it cost."""
-    append_line(path, ledger_line(entry))
