@@ -4,8 +4,11 @@ through the real entry point."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,31 @@ def test_an_unexpected_error_is_one_line_and_a_debug_variable_shows_it(capsys, m
     monkeypatch.setenv(DEBUG_VARIABLE, "1")
     with pytest.raises(ZeroDivisionError):
         report_failure(ZeroDivisionError("division by zero"))
+
+
+LIMITED = (
+    "import resource, sys\n"
+    "limit = int(sys.argv[1])\n"
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))\n"
+    "from gavel.cli.main import main\n"
+    "main(sys.argv[2:])\n"
+)
+
+
+def generate_limited(limit: int, *args) -> subprocess.CompletedProcess[str]:
+    """``gavel generate`` in a child process whose files may not grow past ``limit`` bytes."""
+    return subprocess.run([sys.executable, "-c", LIMITED, str(limit), "generate", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_answers_that_hit_the_file_size_limit_name_the_file_and_resume(tmp_path, capsys):
+    assert run_gavel(capsys, "synth", "--n", "6", "--out", tmp_path / "set")[0] == 0
+    args = ["--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene", "--no-progress",
+            "--out", tmp_path / "pred.jsonl"]  # fmt: skip
+    done = generate_limited(700, *args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"error: {tmp_path / 'pred.jsonl'}: the file-size limit was reached" in done.stderr
+    code, text = run_gavel(capsys, "generate", *args)  # resumes: a torn last line is repaired
+    assert code == 0, text
+    lines = (tmp_path / "pred.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["id"] for line in lines) == [f"synth-{i:05d}" for i in range(6)]

@@ -131,3 +131,50 @@ def append_line(path: str | Path, line: bytes) -> None:
             raise _named(error, path) from None
     finally:
         os.close(fd)
+
+
+class AppendFile:
+    """A log file opened for appending whose OS errors name it.
+
+    A failed ``write`` or ``fsync`` says only "No space left on device"; the runners append
+    answers as they arrive, and the user needs to know which file could not take them.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self._handle = self.path.open("ab")
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def write(self, payload: bytes) -> None:
+        try:
+            self._handle.write(payload)
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def flush(self) -> None:
+        try:
+            self._handle.flush()
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def sync(self) -> None:
+        """Flush and fsync: the lines written so far survive a crash."""
+        self.flush()
+        try:
+            os.fsync(self._handle.fileno())
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def close(self) -> None:
+        try:
+            self._handle.close()
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def __enter__(self) -> AppendFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
