@@ -11,6 +11,7 @@ type in a field a reader ignores) may succeed, but must still not crash.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,11 @@ from typing import Any
 import pytest
 
 from gavel.cli.main import main
+
+#: Stand-ins for the file itself: a link to /dev/null, a folder where the file should be.
+DEV_NULL = b"@@dev-null@@"
+FOLDER = b"@@folder@@"
+PLACES = [("/dev/null", True, DEV_NULL), ("a folder", True, FOLDER)]
 
 DEEP = "[" * 1000 + "]" * 1000
 HUGE = "7" * 5000
@@ -149,6 +155,7 @@ def jsonl_damage(good: bytes) -> list[tuple[str, bool, bytes]]:
     """Whole-file damage, then each damaged first record with the rest of the file kept."""
     lines = good.splitlines(keepends=True)
     cases: list[tuple[str, bool, bytes]] = [
+        *PLACES,
         ("empty file", True, b""),
         ("blank lines only", True, b"\n  \n\t\n"),
         ("binary bytes", True, b"\xff\xfe\x00\x81garbage\n" + good),
@@ -186,6 +193,7 @@ def document_damage(good: bytes) -> list[tuple[str, bool, bytes]]:
     """Damage to a whole-JSON file: its top object (or its first element) field by field."""
     document = json.loads(good)
     cases: list[tuple[str, bool, bytes]] = [
+        *PLACES,
         ("empty file", True, b""),
         ("binary bytes", True, b"\xff\xfe\x00\x81"),
         ("a list", True, b"[1, 2]"),
@@ -219,7 +227,11 @@ class Target:
 #: An empty predictions file is a run in which every sample is missing (counted, scored as
 #: wrong), an empty scores file a run with no sample to show, an empty pairs file nothing to
 #: import: honest results, not errors.
-NO_ANSWERS = ("empty file", "blank lines only")
+NO_ANSWERS = ("empty file", "blank lines only", "/dev/null")
+#: VideoHallucer data is a folder of category files: one that is not a file is a category the
+#: run does not have (its answers are counted as unknown ids). Likewise a run folder without
+#: a per-sample file is a run without gallery cards (docs/report.md).
+ONE_ABSENT = ("/dev/null", "a folder")
 #: Per-sample score lines keep the prediction's box_format and boxes; compare and report do not
 #: read them.
 SCORE_FIELDS = ("unknown box_format", "boxes of +-1e308")
@@ -244,7 +256,7 @@ TARGETS = [
            _score("detailverify", "detailverify/real_test.jsonl", "detailverify.pred.jsonl"),
            NO_ANSWERS),
     Target("score videohallucer (data)", "videohallucer/temporal/temporal.json", "document",
-           _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl")),
+           _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), ONE_ABSENT),
     Target("score videohallucer (predictions)", "videohallucer.pred.jsonl", "jsonl",
            _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), NO_ANSWERS),
     Target("generate replay", "gavel.pred.jsonl", "jsonl",
@@ -261,7 +273,7 @@ TARGETS = [
            lambda w, f: ["report", f, "--out", w / "report"]),
     Target("report (scores)", "run-gavel/results.scores.jsonl", "jsonl",
            lambda w, f: ["report", w / "run-gavel", "--out", w / "report"],
-           NO_ANSWERS + SCORE_FIELDS),
+           (*NO_ANSWERS, *SCORE_FIELDS, "a folder")),
     Target("judge-agreement (records)", "judge-a.jsonl", "jsonl",
            lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"]),
     Target("judge-agreement (mapping)", "mapping.json", "document",
@@ -301,11 +313,25 @@ def _match_companions(damaged: Path) -> None:
     import hashlib
 
     results = _companion(damaged)
-    if results is None:
+    if results is None or not damaged.is_file():
         return
     document = json.loads(results.read_text())
     document["files"][damaged.name] = hashlib.sha256(damaged.read_bytes()).hexdigest()
     results.write_text(json.dumps(document))
+
+
+def _put(path: Path, payload: bytes) -> None:
+    """The file's content, or in its place a link to /dev/null or a folder."""
+    if path.is_symlink() or path.is_dir():
+        _remove(path)
+    if payload == DEV_NULL:
+        path.unlink(missing_ok=True)
+        path.symlink_to(os.devnull)
+    elif payload == FOLDER:
+        path.unlink(missing_ok=True)
+        path.mkdir()
+    else:
+        path.write_bytes(payload)
 
 
 def _remove(path: Path) -> None:
@@ -328,7 +354,7 @@ def test_every_malformed_input_ends_in_one_clean_message(target, world, capsys):
     failures = []
     try:
         for case, must_fail, payload in damage:
-            damaged.write_bytes(payload)
+            _put(damaged, payload)
             _match_companions(damaged)
             ran = run_gavel(capsys, *target.args(world, damaged))
             try:
@@ -336,12 +362,12 @@ def test_every_malformed_input_ends_in_one_clean_message(target, world, capsys):
             except AssertionError as error:
                 failures.append(str(error).splitlines()[0][:300])
             for path, content in originals.items():
-                path.write_bytes(content)
+                _put(path, content)
             for path in set(world.iterdir()) - present:
                 _remove(path)
     finally:
         for path, content in originals.items():
-            path.write_bytes(content)
+            _put(path, content)
     assert not failures, f"{target.name}:\n" + "\n".join(failures)
 
 
