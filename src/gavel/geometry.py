@@ -16,6 +16,11 @@ from collections.abc import Sequence
 Box = tuple[float, float, float, float]
 
 
+#: The longest side an image can have: PNG, the most permissive common format, stores sides
+#: as 31-bit integers. A larger width or height is a mistake, not an image.
+MAX_SIDE = 2**31 - 1
+
+
 def xywh_to_xyxy(box: Sequence[float]) -> Box:
     """Annotation boxes are drawn as ``x, y, w, h``; convert to corners."""
     x, y, w, h = (float(v) for v in box)

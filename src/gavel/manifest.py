@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -58,15 +59,36 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+#: ``scheme://user:secret@`` at the start of a URL: a key written into the URL's userinfo.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
+
+
+def redact_userinfo(value: Any) -> Any:
+    """``value`` with the userinfo of every URL in it (``http://user:KEY@host``) replaced by
+    ``***``, in strings, lists and dict values alike: a manifest is shared, a key must not be.
+
+    Strings also become writable: a path that is not valid UTF-8 (its odd bytes carried as
+    surrogates) keeps those bytes as visible ``\\xNN`` escapes.
+    """
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return _USERINFO.sub(r"\1***@", value)
+    if isinstance(value, list | tuple):
+        return [redact_userinfo(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_userinfo(v) for k, v in value.items()}
+    return value
+
+
 def build_manifest(benchmark: str, **fields: Any) -> Manifest:
     return Manifest(
         gavel_version=gavel.__version__,
         git_revision=git_revision(),
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        command=list(sys.argv),
+        command=redact_userinfo(list(sys.argv)),
         benchmark=benchmark,
         libraries=library_versions(),
-        **fields,
+        **{name: redact_userinfo(value) for name, value in fields.items()},
     )
 
 
@@ -98,7 +120,7 @@ def scoring_manifest(
         try:
             made = msgspec.json.decode(generated.read_bytes(), type=Manifest)
             adapter, prompt_sha256 = made.adapter, made.prompt_sha256
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             adapter = {"note": f"{generated.name} could not be read"}
     return build_manifest(
         benchmark,

@@ -194,3 +194,6 @@ class Result(msgspec.Struct, kw_only=True):
     ci: dict[str, Any]
     manifest: Manifest
     warnings: list[str] = msgspec.field(default_factory=list)
+    #: SHA-256 of each file written with this one (per-sample scores, judge replies, the
+    #: run's judge-ledger line), so readers can refuse a pair from two different runs.
+    files: dict[str, str] = msgspec.field(default_factory=dict)

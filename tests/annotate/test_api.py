@@ -3,6 +3,7 @@ escaping and headers. Everything is stored in a real SQLite file."""
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import urlencode
 
@@ -360,3 +361,22 @@ def test_an_annotator_cannot_fetch_the_image_of_a_double_item_they_annotated(
     assert status == 403 and b"annotated item 1 already" in body and b"PNG" not in body
     status, _, image = server.request("GET", "/image/1", token=a2)  # the second annotator may
     assert status == 200 and image.startswith(b"\x89PNG")
+
+
+def test_bodies_nested_too_deep_or_with_lone_surrogates_are_400_and_save_nothing(
+    served, hallucinated
+):
+    project, server = served
+    ana = project.tokens["ana"]
+    annotation = json.dumps({"action": "annotate", "annotation": {**hallucinated,
+                                                                  "explanation": "@"}})  # fmt: skip
+    headers = {"Content-Type": "application/json"}
+    deep = annotation.replace('"@"', "[" * 1000 + "]" * 1000).encode()
+    status, error = server.json("POST", "/api/items/1", token=ana, raw=deep, headers=headers)
+    assert status == 400 and "nested too deeply" in error["error"]
+    lone = annotation.replace('"@"', '"The car \\udfff is blue."').encode()
+    status, error = server.json("POST", "/api/items/1", token=ana, raw=lone, headers=headers)
+    assert status == 400 and "lone surrogate" in error["error"]
+    assert error["field"] == "annotation.explanation"
+    status, item = server.json("GET", "/api/items/1", token=ana)
+    assert status == 200 and item["annotation"] is None and item["history"] == []

@@ -308,3 +308,15 @@ def test_cut_off_parroted_and_two_way_answers_are_counted_and_not_credited(tmp_p
     assert result.counts["truncated"] == 2
     assert any("cut off by the token limit" in w for w in result.warnings)
     assert any("repeat text of the prompt" in w for w in result.warnings)
+
+
+def test_a_huge_finite_predicted_box_is_clipped_to_the_image_not_dropped(tmp_path, data):
+    """[-1e308, -1e308, 1e308, 1e308] covers the whole 100x100 image: against the 50x50 gold
+    box that is IoU 2500 / 10000 (the sum of its values overflows, each value does not)."""
+    predictions = write_jsonl(tmp_path / "huge.jsonl", [
+        {"id": "hit", "hallucinated": True, "explanation": "x",
+         "boxes": [[-1e308, -1e308, 1e308, 1e308]]},
+    ])  # fmt: skip
+    _, scores = evaluate_files(data, predictions, GavelSettings(resamples=0))
+    (hit,) = [s for s in scores if s.id == "hit"]
+    assert hit.iou == pytest.approx(0.25)

@@ -172,3 +172,29 @@ def test_a_100k_line_file_streams_in_bounded_memory(tmp_path):
     assert count == 100_000
     # Only the id index grows with the file (about 100 bytes per id); the records do not.
     assert peak < 30 * 1024 * 1024
+
+
+@pytest.mark.parametrize("width", ["1" + "0" * 30, "7" * 5000, str(2**31)])
+def test_sizes_no_image_has_are_refused(tmp_path, width):
+    line = json.dumps(record(width="@")).replace('"@"', width)
+    error = error_of(write(tmp_path, line))
+    assert (error.line, error.field) == (1, "width")
+    assert "no image has a side that long" in error.message or "out of range" in error.message
+
+
+def test_a_gold_box_whose_sum_overflows_is_not_called_zero_size(tmp_path):
+    """Each value is finite; 1e308 + 1e308 is not. The box lies far outside the image."""
+    error = error_of(write(tmp_path, record(boxes=[[1e308, 1e308, 1e308, 1e308]])))
+    assert error.field == "boxes[0]"
+    assert "zero-size" not in error.message and "lies outside the 200x100 image" in error.message
+    covering = load_samples(write(tmp_path, record(boxes=[[0, 0, 1e308, 1e308]])))[0][0]
+    assert covering.boxes == [(0.0, 0.0, 200.0, 100.0)]  # clipped to the image
+
+
+def test_lone_surrogates_and_deep_nesting_are_located(tmp_path):
+    surrogate = json.dumps(record()).replace('"s1"', '"s\\udfff"')
+    error = error_of(write(tmp_path, json.dumps(record(id="s0")), surrogate))
+    assert (error.line, error.field) == (2, "id") and "lone surrogate" in error.message
+    deep = json.dumps(record(extra="@")).replace('"@"', "[" * 1000 + "]" * 1000)
+    error = error_of(write(tmp_path, deep))
+    assert error.line == 1 and "nested too deeply" in error.message

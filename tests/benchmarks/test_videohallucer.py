@@ -814,3 +814,20 @@ def test_real_answers_are_no_echoes(root, tmp_path, pairs):
     answers = script(pairs, lambda p, s: f"{p.side(s).answer.capitalize()}, I think so.")
     result, scores = run(root, tmp_path, answers)
     assert result.metrics["echoes"] == 0 and not any(s.echo for s in scores)
+
+
+def test_a_lone_surrogate_is_named_as_such_with_its_pair_and_line(tmp_path):
+    second = json.dumps(PAIR).replace('"question": "', '"question": "\\udfff', 1)
+    text = "[\n" + json.dumps(PAIR) + ",\n" + second + "\n]\n"
+    with pytest.raises(DataError) as error:
+        load_pairs(_write(tmp_path, text))
+    assert error.value.line == 3
+    assert error.value.field == "[1].basic.question"
+    assert "lone surrogate" in error.value.message and "NaN" not in error.value.message
+
+
+def test_json_nested_too_deep_is_a_located_error(tmp_path):
+    deep = "[" * 1000 + "]" * 1000
+    pair = json.dumps({**PAIR, "extra": "@"}).replace('"@"', deep)
+    with pytest.raises(DataError, match="nested too deeply"):
+        load_pairs(_write(tmp_path, "[" + pair + "]"))

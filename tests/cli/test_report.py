@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def test_report_command_writes_one_page(gavel, tmp_path):
     assert gavel("demo", "--out", tmp_path / "demo", "--n", "4").returncode == 0
@@ -14,3 +16,67 @@ def test_report_command_writes_one_page(gavel, tmp_path):
     assert "<title>photos" in page
     missing = gavel("report", tmp_path / "nope", "--out", tmp_path / "x")
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def _main(*args) -> int:
+    from gavel.cli.main import main
+
+    try:
+        main([str(a) for a in args])
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 1
+    return 0
+
+
+def _gallery_images(page) -> list:
+    import re
+
+    text = page.read_text()
+    match = re.search(r'<script type="application/json" id="gallery-gavel-data">(.*?)</script>',
+                      text, re.S)  # fmt: skip
+    return [s["img"] for s in json.loads(match.group(1))["samples"]]
+
+
+def test_a_recorded_image_root_outside_the_data_folder_needs_report_image_root(tmp_path, capsys):
+    import shutil
+
+    assert _main("synth", "--n", "2", "--out", tmp_path / "set") == 0
+    data = tmp_path / "set" / "gavel.jsonl"
+    assert _main("generate", "--data", data, "--model", "scene", "--out", tmp_path / "p.jsonl") == 0
+    outside = tmp_path / "outside"
+    shutil.move(tmp_path / "set" / "images", outside / "images")
+    run = tmp_path / "run" / "results.json"
+    assert _main("score", "--data", data, "--predictions", tmp_path / "p.jsonl",
+                 "--image-root", outside, "--out", run, "--bootstrap", "0") == 0  # fmt: skip
+    assert _main("report", run.parent, "--out", tmp_path / "page") == 0
+    page = tmp_path / "page" / "index.html"
+    assert _gallery_images(page) == [None, None]
+    assert "outside the data file&#x27;s folder" in page.read_text()
+    assert _main("report", run.parent, "--out", tmp_path / "page", "--image-root", outside) == 0
+    assert all(img and img.startswith("thumbs/") for img in _gallery_images(page))
+    # a recorded folder inside the data folder is followed
+    shutil.move(outside, tmp_path / "set" / "inside")
+    assert _main("score", "--data", data, "--predictions", tmp_path / "p.jsonl", "--image-root",
+                 tmp_path / "set" / "inside", "--out", run, "--bootstrap", "0") == 0  # fmt: skip
+    assert _main("report", run.parent, "--out", tmp_path / "page") == 0
+    assert all(img and img.startswith("thumbs/") for img in _gallery_images(page))
+
+
+def test_a_run_folder_whose_name_is_not_utf8(gavel, tmp_path):
+    """In a subprocess: the real standard streams, as a shell gives them."""
+    import os
+    import shutil
+
+    assert gavel("synth", "--n", "2", "--out", tmp_path / "set").returncode == 0
+    data = tmp_path / "set" / "gavel.jsonl"
+    pred = tmp_path / "p.jsonl"
+    assert gavel("generate", "--data", data, "--model", "scene", "--out", pred).returncode == 0
+    odd = tmp_path / os.fsdecode(b"run-\xff")
+    done = gavel("score", "--data", data, "--predictions", pred, "--out", odd / "results.json",
+                 "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shutil.copytree(odd, tmp_path / "plain")
+    done = gavel("report", odd, tmp_path / "plain", "--out", tmp_path / "page")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    page = (tmp_path / "page" / "index.html").read_bytes().decode("utf-8")  # valid UTF-8
+    assert "run-\\udcff" in page

@@ -81,6 +81,53 @@ def test_judge_scores_land_in_results_scores_manifest_and_ledger(gavel, server, 
     assert rerun["Avg"] == explanation["Avg"]
 
 
+def test_judge_replies_ledger_line_and_scores_change_with_results_or_not_at_all(
+    gavel, server, tmp_path, api_key
+):
+    import hashlib
+
+    server.reply = by_marker
+    assert score_with_judge(gavel, server, tmp_path).returncode == 0
+    run = tmp_path / "run"
+
+    def sha(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    files = json.loads((run / "results.json").read_text())["files"]
+    (line,) = (run / "judge-ledger.jsonl").read_bytes().splitlines()
+    assert files == {
+        "results.scores.jsonl": sha((run / "results.scores.jsonl").read_bytes()),
+        "results.judge.jsonl": sha((run / "results.judge.jsonl").read_bytes()),
+        "judge-ledger.jsonl#entry": sha(line),
+    }
+    assert gavel("judge-agreement", run, run).returncode == 0
+    # The ledger cannot be appended to (it is a folder now): the results, scores and ledger
+    # stay as they were; the paid replies are kept (the judge's resume log), so the old results
+    # no longer match them and are refused until scored again, which sends nothing.
+    ledger = run / "judge-ledger.jsonl"
+    ledger.rename(tmp_path / "ledger-kept")
+    ledger.mkdir()
+    kept = ("results.json", "results.scores.jsonl")
+    before = {name: (run / name).read_bytes() for name in kept}
+    failed = score_with_judge(gavel, server, tmp_path, "--judge-temperature", "0.5")
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr
+    assert f"{ledger}: it is a folder" in failed.stderr
+    assert {name: (run / name).read_bytes() for name in kept} == before
+    ledger.rmdir()
+    (tmp_path / "ledger-kept").rename(ledger)
+    assert ledger.read_bytes() == line + b"\n"
+    refused = gavel("judge-agreement", run, run)
+    assert refused.returncode == 2 and "results.judge.jsonl: does not match" in refused.stderr
+    hits = server.hits
+    assert score_with_judge(gavel, server, tmp_path, "--judge-temperature", "0.5").returncode == 0
+    assert server.hits == hits
+    assert gavel("judge-agreement", run, run).returncode == 0
+    # A ledger without the run's line: refused too.
+    ledger.write_text("")
+    refused = gavel("judge-agreement", run, run)
+    assert refused.returncode == 2 and "has no line for the judge run" in refused.stderr
+
+
 def test_a_judge_that_never_answers_validly_is_reported_not_averaged(
     gavel, server, tmp_path, api_key
 ):

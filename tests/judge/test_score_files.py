@@ -194,3 +194,34 @@ def test_broken_documents_are_located(tmp_path):
         read_scores(tmp_path / "absent.json")
     with pytest.raises(DataError, match=r"folder without results\.json"):
         read_scores(tmp_path)
+
+
+HUGE = "7" * 5000
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "message"),
+    [
+        ('{"id": "a", "score": 3}\n{"id": "b", "score": ' + HUGE + "}\n", 2, None,
+         "too many digits"),
+        ('{"a": 3, "b": ' + HUGE + "}", None, None, "too many digits"),
+        ('{"id": "a", "score": 3}\n{"id": ' + HUGE + ', "score": 3}\n', 2, None,
+         "too many digits"),
+        ('{"id": "a", "score": 3}\n{"id": "b\\udfff", "score": 3}\n', 2, "id", "lone surrogate"),
+        ('{"a\\udfff": 3}', None, "a\\udfff", "lone surrogate"),
+        ('{"id": "a", "score": 3, "x": ' + "[" * 1000 + "]" * 1000 + "}\n", 1, None,
+         "nested too deeply"),
+        ('{"id": "a", "score": 3}\n{"id": 12345678901234567890123, "score": 3}\n', 2, "id",
+         "must be a string"),
+        ('{"id": "a", "score": 3, "column": ["Obj"]}\n', 1, "column", "unknown column"),
+    ],
+)  # fmt: skip
+def test_numbers_too_long_surrogates_and_deep_nesting_are_located(
+    tmp_path, text, line, field, message
+):
+    path = tmp_path / "scores.jsonl"
+    path.write_text(text)
+    with pytest.raises(DataError) as error:
+        read_scores(path)
+    assert (error.value.line, error.value.field) == (line, field)
+    assert message in error.value.message

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from gavel.errors import GavelError
+from gavel.errors import DataError, GavelError
 from gavel.report.compare import compare_runs, mcnemar, paired_bootstrap
 
 
@@ -109,4 +109,47 @@ def test_broken_files_are_located_not_tracebacks(tmp_path):
     (tmp_path / "a" / "results.scores.jsonl").write_text('{"id": "s", "verdict_true": true}\n')
     (tmp_path / "a" / "results.json").write_text('{"benchmark": "nope", "manifest": {}}')
     with pytest.raises(GavelError, match="unknown benchmark"):
+        compare_runs(good, good)
+
+
+@pytest.mark.parametrize(
+    ("scores", "line", "field", "message"),
+    [
+        ('[1, 2]\n', 1, None, "expected a JSON object"),
+        ('{"id": "s", "verdict_true": true}\n"text"\n', 2, None, "expected a JSON object"),
+        ('{"verdict_true": true}\n', 1, "id", "missing required field"),
+        ('{"id": "s"}\n', 1, "verdict_true", "missing required field"),
+        ('{"id": 5, "verdict_true": true}\n', 1, "id", "Expected `str`"),
+        ('{"id": "s", "verdict_true": "yes"}\n', 1, "verdict_true", "Expected `bool`"),
+        ('{"id": "s", "verdict_true": true, "iou": "high"}\n', 1, "iou", "Expected"),
+        ('{"id": "s", "verdict_true": true}\n{"id": "s", "verdict_true": false}\n', 2, "id",
+         "duplicate id 's' (first on line 1)"),
+        ('{"id": "s\\udfff", "verdict_true": true}\n', 1, "id", "lone surrogate"),
+        ('{"id": "s", "verdict_true": true, "x": ' + "[" * 1000 + "]" * 1000 + "}\n", 1, None,
+         "nested too deeply"),
+    ],
+)  # fmt: skip
+def test_bad_scores_files_name_line_and_field(tmp_path, scores, line, field, message):
+    good = write_run(tmp_path / "a", "gavel", [{"id": "s", "verdict_true": True}])
+    (tmp_path / "a" / "results.scores.jsonl").write_text(scores)
+    with pytest.raises(DataError) as error:
+        compare_runs(good, good)
+    assert (error.value.line, error.value.field) == (line, field)
+    assert message in error.value.message
+
+
+def test_binary_files_folders_and_results_without_a_manifest(tmp_path):
+    good = write_run(tmp_path / "a", "gavel", [{"id": "s", "verdict_true": True}])
+    (tmp_path / "a" / "results.scores.jsonl").write_bytes(b"\xff\xfe\x00\x01\n")
+    with pytest.raises(DataError, match="line 1: not UTF-8 text"):
+        compare_runs(good, good)
+    (tmp_path / "a" / "results.scores.jsonl").write_text('{"id": "s", "verdict_true": true}\n')
+    assert compare_runs(tmp_path / "a", good, resamples=100)[0] == "gavel"  # a run folder
+    with pytest.raises(DataError, match=r"is a folder without results\.json"):
+        compare_runs(tmp_path, good)
+    (tmp_path / "a" / "results.json").write_text('{"benchmark": "gavel"}')
+    with pytest.raises(DataError, match="field 'manifest': missing"):
+        compare_runs(good, good)
+    (tmp_path / "a" / "results.json").write_bytes(b"\x89PNG\r\n")
+    with pytest.raises(DataError, match="not UTF-8 text"):
         compare_runs(good, good)

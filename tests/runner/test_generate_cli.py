@@ -83,3 +83,42 @@ def test_an_unreachable_endpoint_is_named_at_once(gavel, tmp_path, api_key):
     assert f"cannot reach http://127.0.0.1:{port}/v1: connection refused" in done.stderr
     assert "0 retries" in done.stderr and "0 answered" in done.stderr
     assert not (tmp_path / "p.jsonl").exists() or not (tmp_path / "p.jsonl").read_text()
+
+
+def test_a_key_written_into_the_base_url_is_never_recorded(gavel, tmp_path, server, api_key):
+    assert gavel("synth", "--n", "2", "--out", tmp_path / "set").returncode == 0
+    secret = "sk-in-the-url-9d1e"
+    with_key = server.url.replace("http://", f"http://user:{secret}@")
+    done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", with_key, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                 "--no-progress", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    manifest = (tmp_path / "p.manifest.json").read_text()
+    assert secret not in manifest + (tmp_path / "p.jsonl").read_text()
+    recorded = json.loads(manifest)
+    assert recorded["adapter"]["base_urls"] == [server.url.replace("http://", "http://***@")]
+    assert with_key.replace(f"user:{secret}", "***") in recorded["command"]
+
+
+def test_the_async_runner_names_the_file_it_cannot_append_to(gavel, tmp_path, server, api_key):
+    import subprocess
+    import sys
+
+    assert gavel("synth", "--n", "6", "--out", tmp_path / "set").returncode == 0
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))\n"
+        "from gavel.cli.main import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    out = tmp_path / "p.jsonl"
+    args = ["generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+            "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+            "--no-progress", "--out", out]  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"error: {out}: the file-size limit was reached" in done.stderr
+    again = gavel(*args)
+    assert again.returncode == 0, again.stderr
+    assert len({json.loads(line)["id"] for line in out.read_text().splitlines()}) == 6

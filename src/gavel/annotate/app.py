@@ -11,7 +11,6 @@ copied before a login (or left by the previous person at a shared computer) stop
 
 from __future__ import annotations
 
-import json
 import secrets
 import sqlite3
 from collections.abc import Callable
@@ -52,6 +51,8 @@ from gavel.annotate.users import (
     user_by_token,
 )
 from gavel.curate.images import resolve_image
+from gavel.errors import DataError
+from gavel.io.jsonl import parse_json
 
 SESSION_COOKIE = "gavel_session"
 LOGIN_COOKIE = "gavel_login"
@@ -324,10 +325,10 @@ def create_app(
         check_csrf(request, session)
         if "application/json" not in request.headers.get("content-type", ""):
             return JSONResponse({"error": "send JSON (Content-Type: application/json)"}, 415)
-        try:
-            body = json.loads(await read_body(request, MAX_JSON))
-        except ValueError:
-            return JSONResponse({"error": "the body is not valid JSON"}, 400)
+        try:  # refuses nesting too deep to read and lone surrogates, which no writer encodes
+            body = parse_json(await read_body(request, MAX_JSON), "the body")
+        except DataError as error:
+            return JSONResponse({"error": str(error), "field": error.field}, 400)
         if not isinstance(body, dict) or not isinstance(body.get("action"), str):
             return JSONResponse({"error": "expected {action, base_version, annotation}"}, 400)
         base = body.get("base_version")

@@ -118,7 +118,24 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
         raise ConfigError(
             f"annotation project {path} not found; create it with `gavel annotate init`"
         )
+    try:
+        return _open(path, create)
+    except sqlite3.DatabaseError as error:  # not SQLite, a folder, unreadable: say which file
+        if "not a database" in str(error):
+            raise ConfigError(f"{path} is not a gavel annotation project (not SQLite)") from None
+        raise ConfigError(f"{path}: cannot open the annotation project ({error})") from None
+
+
+def _open(path: Path, create: bool) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
+    try:
+        return _prepare(conn, path, create)
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _prepare(conn: sqlite3.Connection, path: Path, create: bool) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 30000")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -134,7 +151,6 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
         )
     version = get_meta(conn, "schema_version")
     if version != str(SCHEMA_VERSION):
-        conn.close()
         raise ConfigError(
             f"{path} is not a gavel annotation project of schema version {SCHEMA_VERSION} "
             f"(found {version or 'none'})"

@@ -201,7 +201,7 @@ class DetailVerifyLoader:
         try:
             edits = json.loads(match.group(1)).get("edits", [])
             return _edit_labels(msgspec.convert(edits, list[Edit]))
-        except (ValueError, AttributeError, msgspec.ValidationError):
+        except (ValueError, AttributeError, RecursionError, msgspec.ValidationError):
             self.report["unreadable_model_reply"] += 1
             return []
 

@@ -233,7 +233,8 @@ class GavelScorer:
                 if 0 <= x1 < x2 <= width and 0 <= y1 < y2 <= height:
                     boxes.append((float(x1), float(y1), float(x2), float(y2)))
                     continue
-            if len(values) != 4 or not math.isfinite(sum(values)):
+            # each value on its own: a sum of huge finite values overflows to infinity
+            if len(values) != 4 or not all(math.isfinite(v) for v in values):
                 self.tally.degenerate += 1
                 continue
             box, swapped = order_corners(values)

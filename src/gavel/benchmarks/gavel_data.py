@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from gavel.errors import DataError
-from gavel.geometry import clip_box, is_degenerate
+from gavel.geometry import MAX_SIDE, clip_box, is_degenerate
 from gavel.io.jsonl import HashingReader, decode_line
 from gavel.records import Category, GavelSample
 
@@ -160,6 +160,11 @@ class GavelLoader:
             for name, value in (("width", raw.width), ("height", raw.height)):
                 if value <= 0:
                     raise self.fail(number, name, f"must be a positive integer, got {value}")
+                if value > MAX_SIDE:
+                    raise self.fail(
+                        number, name, f"{value:.3g} pixels: no image has a side that long "
+                        f"(at most {MAX_SIDE:,})",
+                    )  # fmt: skip
             return raw.width, raw.height
         path = self.image_root / image
         root = os.path.realpath(self.image_root)
@@ -195,7 +200,7 @@ class GavelLoader:
             if w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= width and y + h <= height:
                 boxes.append((x, y, x + w, y + h))
                 continue
-            if not (w > 0 and h > 0 and math.isfinite(x + y + w + h)):
+            if not (w > 0 and h > 0 and all(math.isfinite(v) for v in box)):
                 raise self.fail(number, f"boxes[{index}]", _box_problem(box))
             xyxy = (x, y, x + w, y + h)
             if x < 0 or y < 0 or x + w > width or y + h > height:

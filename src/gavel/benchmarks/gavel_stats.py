@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gavel.benchmarks.gavel_data import GavelLoader
+from gavel.errors import DataError
 from gavel.geometry import area
 from gavel.metrics.grounding import box_size_histogram
 
@@ -47,6 +48,8 @@ def data_stats(path: str | Path, image_root: str | Path | None = None) -> dict[s
         if sample.hallucinated:
             boxes_per_sample[len(sample.boxes)] += 1
         areas.extend(area(b) for b in sample.boxes)
+    if not loader.report.samples:
+        raise DataError(path, None, None, "no samples in file (empty or blank lines only)")
     hallucinated = sum(v for k, v in categories.items() if k != "No hall.")
     return {
         "file": str(path),

@@ -24,6 +24,7 @@ import msgspec
 
 from gavel.benchmarks.gavel_data import safe_relative_path
 from gavel.errors import DataError
+from gavel.io.jsonl import parse_json, surrogate_field
 from gavel.records import Sample
 
 #: The five categories of the leaderboard, in its column order; ``metrics.overall`` is the
@@ -172,7 +173,7 @@ def _pair_lines(text: str) -> list[int]:
         lines.append(text.count("\n", 0, pos) + 1)
         try:
             _, pos = decoder.raw_decode(text, pos)
-        except ValueError:
+        except (ValueError, RecursionError):
             return lines
 
 
@@ -191,7 +192,7 @@ def _locate(path: Path, raw: bytes, error: msgspec.ValidationError) -> DataError
 def _pair_error(path: Path, raw: bytes, index: int, field_name: str, message: str) -> DataError:
     try:
         lines = _pair_lines(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         lines = []
     line = lines[index] if index < len(lines) else None
     return DataError(path, line, field_name, f"pair {index}: {message}")
@@ -204,12 +205,22 @@ def _decode(path: Path, raw: bytes) -> list[_RawPair]:
         raise _locate(path, raw, error) from None
     except msgspec.DecodeError:
         pass
+    except RecursionError:
+        raise DataError(path, None, None, "JSON nested too deeply") from None
     try:
-        json.loads(raw)
+        value = json.loads(raw)
     except json.JSONDecodeError as error:
         raise DataError(path, error.lineno, None, f"not valid JSON ({error.msg})") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise DataError(path, None, None, f"not valid JSON ({error})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        parse_json(raw, path)  # names the problem: not UTF-8, too deep, too many digits
+        raise
+    where = surrogate_field(value)
+    if where is not None:
+        match = re.match(r"\[(\d+)\]", where)
+        message = "lone surrogate escape (not Unicode text)"
+        if match:
+            raise _pair_error(path, raw, int(match.group(1)), where, message)
+        raise DataError(path, None, where or None, message)
     # Python's json accepted what msgspec refused (NaN, Infinity): still not valid here.
     raise DataError(path, None, None, "not valid JSON (non-standard value such as NaN)")
 

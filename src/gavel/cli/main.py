@@ -8,6 +8,7 @@ import sys
 import click
 
 from gavel import __version__
+from gavel.cli.failures import report_failure
 from gavel.cli.lazy import LazyCommand, LazyGroup
 from gavel.errors import GavelError
 
@@ -106,9 +107,13 @@ def cli(verbose: int) -> None:
         logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; every failure ends in one message and a non-zero exit.
+
+    ``argv`` defaults to the process's arguments (tests pass their own).
+    """
     try:
-        cli.main(standalone_mode=False)
+        cli.main(argv, prog_name="gavel", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
@@ -121,3 +126,5 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
+    except Exception as error:  # what the OS says (paths named), or a bug (one line; see failures)
+        sys.exit(report_failure(error))

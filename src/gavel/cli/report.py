@@ -35,9 +35,20 @@ def expand_runs(paths: tuple[Path, ...]) -> list[Path]:
     show_default=True,
     help="Gallery cards per page.",
 )
-def report(runs: tuple[Path, ...], out: Path, title: str | None, page_size: int) -> None:
+@click.option(
+    "--image-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="GAVEL: folder the images are read from [default: the data file's folder; an "
+    "--image-root recorded by `gavel score` only when it lies inside that folder].",
+)
+def report(
+    runs: tuple[Path, ...], out: Path, title: str | None, page_size: int, image_root: Path | None
+) -> None:
     """Tables, plots and a filterable sample gallery for one or more runs (results.json files,
     run folders, or folders holding run folders; any of the three benchmarks). The page opens
     from disk with no network."""
-    page = write_report(expand_runs(runs), out, title=title, page_size=page_size)
+    page = write_report(
+        expand_runs(runs), out, title=title, page_size=page_size, image_root=image_root
+    )
     click.echo(f"report written to {page}")

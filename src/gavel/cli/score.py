@@ -11,19 +11,45 @@ import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
 from gavel.errors import ConfigError, GavelError
-from gavel.io.files import atomic_write_bytes, atomic_write_lines
-from gavel.io.run_files import judge_replies_path, scores_path
+from gavel.io.files import append_line, write_together
+from gavel.io.run_files import (
+    LEDGER_ENTRY,
+    file_sha256,
+    judge_replies_path,
+    ledger_line,
+    ledger_path,
+    scores_path,
+    sha256_of,
+)
 from gavel.matching import policy_names
 from gavel.parsing import convention_names
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
 
 
-def write_run(out: Path, result: Result, scores: list[Score]) -> Path:
+def write_run(
+    out: Path, result: Result, scores: list[Score], ledger_entry: dict | None = None
+) -> Path:
+    """Write a run's files as one change: per-sample scores, the judge's ledger line, then
+    results.json naming the SHA-256 of each (io.files.write_together, io.run_files).
+
+    A failed write (full disk, size limit, read-only folder) leaves every file as it was.
+    """
     encoder = msgspec.json.Encoder()
-    atomic_write_bytes(out, msgspec.json.format(encoder.encode(result), indent=2) + b"\n")
     per_sample = scores_path(out)
-    atomic_write_lines(per_sample, (encoder.encode(s) for s in scores))
+    lines = b"".join(encoder.encode(s) + b"\n" for s in scores)
+    files = {per_sample.name: sha256_of(lines)}
+    replies = judge_replies_path(out)
+    if ledger_entry is not None and replies.is_file():
+        files[replies.name] = file_sha256(replies)
+    line = None
+    if ledger_entry is not None:
+        line = ledger_line(ledger_entry)
+        files[LEDGER_ENTRY] = sha256_of(line)
+    result.files = files
+    summary = msgspec.json.format(encoder.encode(result), indent=2) + b"\n"
+    before = None if line is None else (lambda: append_line(ledger_path(out), line))
+    write_together([(per_sample, lines), (out, summary)], before_commit=before)
     return per_sample
 
 
@@ -169,11 +195,11 @@ def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **flags)
 
 
 def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path | None,
-                     result: Result, scores: list) -> None:  # fmt: skip
-    """Run the judge over a scored GAVEL run and record it (metrics, manifest, ledger)."""
+                     result: Result, scores: list) -> dict | None:  # fmt: skip
+    """Run the judge over a scored GAVEL run and record it (metrics, manifest); the ledger
+    entry to append when the run's files are written, if any."""
     from gavel.benchmarks.gavel_data import load_samples
     from gavel.judge.apply import judge_result
-    from gavel.judge.llm import append_ledger
 
     samples, _ = load_samples(data_file, image_root)
     judge_result(result, samples, scores, judge, progress=True)
@@ -187,10 +213,8 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
             err=True,
         )
     if usage is not None and out is not None:
-        append_ledger(
-            out.with_name("judge-ledger.jsonl"),
-            {"judge": judge.name, "results": str(out), **usage},
-        )
+        return {"judge": judge.name, "results": str(out), **usage}
+    return None
 
 
 @click.command()
@@ -308,11 +332,12 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     spec = get_benchmark(benchmark)
     judge = judge_for(benchmark, out, judge_spec, **judge_flags)
     result, scores = spec.evaluate(data_file, predictions, options)
+    ledger_entry = None
     if judge is not None:
-        add_judge_scores(judge, data_file, image_root, out, result, scores)
+        ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)
     label = run_name(result, predictions, name)
     if out is not None:
-        per_sample = write_run(out, result, scores)
+        per_sample = write_run(out, result, scores, ledger_entry)
         click.echo(f"wrote {out} and {per_sample}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)

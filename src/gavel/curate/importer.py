@@ -15,7 +15,6 @@ Accepted prompts files:
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from gavel.curate.images import resolve_image
 from gavel.curate.pairs import MAX_CAPTION, TEXT_TO_IMAGE, Pair, write_pairs
 from gavel.curate.sentences import split_sentences
 from gavel.errors import DataError
+from gavel.io.jsonl import parse_json
 
 
 @dataclass(frozen=True)
@@ -55,14 +55,11 @@ def read_prompts(path: str | Path) -> Iterator[PromptRow]:
 
 
 def _read_jsonl(path: Path) -> Iterator[PromptRow]:
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
-            try:
-                value = json.loads(text)
-            except ValueError as error:
-                raise DataError(path, number, None, f"not valid JSON ({error})") from None
+            value = parse_json(text, path, number)  # not UTF-8, too deep, lone surrogates
             if not isinstance(value, dict):
                 raise DataError(path, number, None, "expected a JSON object")
             yield _row(path, number, value)

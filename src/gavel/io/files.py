@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -22,25 +24,157 @@ def plain_mode(fd: int) -> None:
     os.fchmod(fd, 0o666 & ~_UMASK)
 
 
-def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
-    """Write to a temporary file in the same folder, then rename over the target.
+def _named(error: OSError, path: Path) -> OSError:
+    """The same error naming the file it was about (a failed ``write`` names none)."""
+    if error.filename is not None:
+        return error
+    return OSError(error.errno, error.strerror or str(error), str(path))
 
-    The file gets the usual permissions (0666 less the umask), not the 0600 of a temporary file.
+
+def stage_bytes(path: str | Path, payload: bytes) -> Path:
+    """Write ``payload`` to a temporary file beside ``path`` (flushed to disk) and return it.
+
+    Everything that can fail for lack of room or rights fails here, before the target is
+    touched; :func:`commit` then only renames. OS errors name ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise _named(error, path) from None
     try:
         plain_mode(fd)
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
+    except BaseException as error:
         Path(temp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise _named(error, path) from None
         raise
+    return Path(temp)
+
+
+def commit(staged: Sequence[tuple[Path, Path]]) -> None:
+    """Rename each staged ``(temporary, target)`` over its target, in order."""
+    for done, (temp, path) in enumerate(staged):
+        try:
+            os.replace(temp, path)
+        except OSError as error:  # named by the target: the temporary name means nothing
+            discard(staged[done:])
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+
+
+def discard(staged: Sequence[tuple[Path, Path]]) -> None:
+    for temp, _ in staged:
+        temp.unlink(missing_ok=True)
+
+
+def write_together(
+    files: Sequence[tuple[str | Path, bytes]], before_commit: Callable[[], None] | None = None
+) -> None:
+    """Replace several files as one change, as far as a file system allows.
+
+    Every file is staged first, so a full disk, a file-size limit or a read-only folder leaves
+    all of them as they were; ``before_commit`` (say, appending to a ledger) runs after that,
+    and its failure also changes nothing. Then the files are renamed in the order given: put
+    the per-sample files first and the summary that names their SHA-256 last, so that even a
+    crash between two renames leaves a pair readers can tell apart.
+    """
+    for path, _ in files:  # the one thing a rename could still trip over, checked first
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, payload in files:
+            staged.append((stage_bytes(path, payload), Path(path)))
+        if before_commit is not None:
+            before_commit()
+    except BaseException:
+        discard(staged)
+        raise
+    commit(staged)
+
+
+def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
+    """Write to a temporary file in the same folder, then rename over the target.
+
+    The file gets the usual permissions (0666 less the umask), not the 0600 of a temporary file.
+    """
+    write_together([(path, payload)])
 
 
 def atomic_write_lines(path: str | Path, lines) -> None:
     atomic_write_bytes(path, b"".join(line + b"\n" for line in lines))
+
+
+def append_line(path: str | Path, line: bytes) -> None:
+    """Append one line to a log file; a failed write cuts the file back to where it was, so a
+    full disk never leaves half a line behind."""
+    path = Path(path)
+    payload = line + b"\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as error:
+        raise _named(error, path) from None
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            written = 0
+            while written < len(payload):
+                written += os.write(fd, payload[written:])
+        except OSError as error:
+            os.ftruncate(fd, start)
+            raise _named(error, path) from None
+    finally:
+        os.close(fd)
+
+
+class AppendFile:
+    """A log file opened for appending whose OS errors name it.
+
+    A failed ``write`` or ``fsync`` says only "No space left on device"; the runners append
+    answers as they arrive, and the user needs to know which file could not take them.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self._handle = self.path.open("ab")
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def write(self, payload: bytes) -> None:
+        try:
+            self._handle.write(payload)
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def flush(self) -> None:
+        try:
+            self._handle.flush()
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def sync(self) -> None:
+        """Flush and fsync: the lines written so far survive a crash."""
+        self.flush()
+        try:
+            os.fsync(self._handle.fileno())
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def close(self) -> None:
+        try:
+            self._handle.close()
+        except OSError as error:
+            raise _named(error, self.path) from None
+
+    def __enter__(self) -> AppendFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

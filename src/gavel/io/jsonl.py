@@ -50,6 +50,85 @@ class HashingReader:
         return self._sha.hexdigest()
 
 
+#: A ``\\uD800``..``\\uDFFF`` escape: only valid as half of a surrogate pair.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
+def parse_json(
+    text: bytes | str,
+    path: str | Path,
+    line: int | None = None,
+    *,
+    object_pairs_hook: Any = None,
+) -> Any:
+    """``json.loads`` for a user's file, every failure a located :class:`DataError`.
+
+    Beyond syntax this refuses what Python's reader accepts but nothing after it can handle:
+    nesting deep enough to exhaust the stack, integers too long to convert, and lone
+    surrogates (``"\\udfff"``, not Unicode text: no writer can encode them).
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=object_pairs_hook)
+    except RecursionError:
+        raise DataError(path, line, None, "JSON nested too deeply") from None
+    except UnicodeDecodeError:
+        raise DataError(path, line, None, "not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise DataError(path, line, None, f"not valid JSON ({error})") from None
+    except ValueError as error:
+        if "integer string conversion" not in str(error):
+            raise  # raised by object_pairs_hook: the caller's own check
+        raise DataError(
+            path, line, None, "not valid JSON (a number with too many digits)"
+        ) from None
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if _SURROGATE_ESCAPE.search(raw) or (isinstance(text, str) and _has_surrogate(text)):
+        where = surrogate_field(value)
+        if where is not None:
+            raise DataError(path, line, where or None, "lone surrogate escape (not Unicode text)")
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def surrogate_field(value: Any, where: str = "") -> str | None:
+    """The dotted path of the first string (or key) holding a lone surrogate; None if none."""
+    if isinstance(value, str):
+        return where if _has_surrogate(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str) and _has_surrogate(key):
+                return name.encode("utf-8", "backslashreplace").decode()
+            found = surrogate_field(item, name)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = surrogate_field(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A value of a user's file for an error message: JSON, cut short; never itself an error
+    (a 5,000-digit integer cannot even be turned into text)."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (ValueError, TypeError, RecursionError):
+        if isinstance(value, int):
+            return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+        return f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def field_of(error: msgspec.ValidationError) -> str | None:
     """The dotted field path named in a msgspec validation message."""
     text = str(error)
@@ -71,12 +150,12 @@ def decode_line(
         raise DataError(path, number, field_of(error), message) from None
     except msgspec.DecodeError:
         pass
+    except RecursionError:
+        raise DataError(path, number, None, "JSON nested too deeply") from None
     # msgspec follows strict JSON; Python's json also reads NaN/Infinity, which we then reject
-    # with a message about the value rather than a generic syntax error.
-    try:
-        value: Any = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise DataError(path, number, None, f"not valid JSON ({error})") from None
+    # with a message about the value rather than a generic syntax error (and lone surrogates,
+    # which parse_json refuses naming the field).
+    value: Any = parse_json(line, path, number)
     try:
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as error:

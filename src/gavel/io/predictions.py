@@ -8,10 +8,36 @@ from pathlib import Path
 import msgspec
 
 from gavel.errors import DataError
-from gavel.io.jsonl import HashingReader, decode_line
+from gavel.geometry import MAX_SIDE
+from gavel.io.jsonl import HashingReader, decode_line, shown
+from gavel.parsing.conventions import convention_names
 from gavel.records import Prediction
 
 _DECODER = msgspec.json.Decoder(Prediction)
+
+
+def check_prediction(path: Path, number: int, prediction: Prediction) -> None:
+    """What decoding cannot check: sizes that scale boxes, and a declared box format.
+
+    A size of 0 would divide by zero when boxes are scaled back to the image, and an unknown
+    box format could only fail later, without its line.
+    """
+    for name in ("sent_size", "input_size"):
+        size = getattr(prediction, name)
+        if size is None:
+            continue
+        if len(size) != 2 or not all(0 < side <= MAX_SIDE for side in size):
+            raise DataError(
+                path, number, name,
+                f"expected [width, height] in pixels, each from 1 to {MAX_SIDE:,}, got "
+                f"{shown(size)}",
+            )  # fmt: skip
+    if prediction.box_format is not None and prediction.box_format not in convention_names():
+        raise DataError(
+            path, number, "box_format",
+            f"unknown box format {shown(prediction.box_format)}; known: "
+            + ", ".join(convention_names()),
+        )  # fmt: skip
 
 
 class PredictionReader:
@@ -36,6 +62,7 @@ class PredictionReader:
                     f"duplicate prediction for id {prediction.id!r} "
                     f"(first on line {first_line[prediction.id]})",
                 )
+            check_prediction(self.path, number, prediction)
             first_line[prediction.id] = number
             self.count += 1
             yield prediction

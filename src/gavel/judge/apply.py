@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from gavel.errors import ConfigError
 from gavel.judge.items import JUDGE_ERROR, Judged, JudgeItem, attach, judge_items, summarize_judged
+from gavel.manifest import redact_userinfo
 from gavel.records import GavelSample, GavelScore, Result
 
 
@@ -90,7 +91,7 @@ def judge_result(
     ``counts.judge_error`` and each score's judge fields. Returns the per-sample records."""
     judged = judge.judge(judge_items(samples, scores), progress=progress)
     attach(scores, judged)
-    described = judge.settings()
+    described = redact_userinfo(judge.settings())  # recorded: no key, writable paths
     usage = getattr(judge, "usage", None)
     if usage is not None:
         described["usage"] = usage()

@@ -26,7 +26,6 @@ import asyncio
 import hashlib
 import json
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -241,12 +240,3 @@ def _keep_only(path: Path, replies: dict[str, Prediction]) -> None:
     if path.exists():
         encoder = msgspec.json.Encoder()
         atomic_write_lines(path, (encoder.encode(r) for r in replies.values()))
-
-
-def append_ledger(path: str | Path, entry: dict[str, Any]) -> None:
-    """One JSON line per judge run: who was asked, how much, and what it cost."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}, default=str)
-    with path.open("a") as handle:
-        handle.write(line + "\n")

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import DataError
-from gavel.io.run_files import scores_path
+from gavel.io.jsonl import parse_json, shown, surrogate_field
+from gavel.io.run_files import check_run_files, scores_path
 from gavel.judge.items import JUDGE_ERROR, NOT_ANSWERED, OK, STATUSES
 from gavel.metrics.agreement import SCALE
 from gavel.records import CATEGORY_COLUMNS
@@ -114,9 +115,13 @@ def _read_text(path: Path) -> str:
 def _whole_document(path: Path, text: str) -> tuple[Any, json.JSONDecodeError | None]:
     """The file as one JSON value, or the error (JSONL fails with "Extra data" on line 2)."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys), None
+        document = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as error:
         return None, error
+    except RecursionError:
+        if "\n" in text.strip():  # JSONL: the line reader names the line
+            return None, json.JSONDecodeError("Extra data", text, 0)
+        raise DataError(path, 1, None, "JSON nested too deeply") from None
     except _DuplicateKey as error:
         if "\n" in text.strip() and _first_line_parses(text):
             # JSONL: the line reader reports the duplicate with its line.
@@ -124,6 +129,12 @@ def _whole_document(path: Path, text: str) -> tuple[Any, json.JSONDecodeError | 
         lines = _lines_of_key(text, error.key)
         where = lines[1] if len(lines) > 1 else None
         raise DataError(path, where, error.key, "given twice") from None
+    except ValueError:  # an integer too long to convert: parse_json says so
+        parse_json(text, path)
+        raise
+    if (where := surrogate_field(document)) is not None:
+        raise DataError(path, None, where or None, "lone surrogate escape (not Unicode text)")
+    return document, None
 
 
 class _DuplicateKey(ValueError):
@@ -148,6 +159,8 @@ def _first_line_parses(text: str) -> bool:
     first = next(line for line in text.splitlines() if line.strip())
     try:
         json.loads(first)
+    except RecursionError:
+        return "\n" in text.strip()  # a deep first line: the line reader says so
     except ValueError:
         return False
     return True
@@ -193,6 +206,7 @@ def _read_run(path: Path, result: dict[str, Any]) -> ScoreFile:
         raise DataError(
             source, None, None, "per-sample scores not found (written by `gavel score --out`)"
         )
+    check_run_files(path, result.get("files"))
     label = _judge_name(result) or path.parent.name or _stem(path)
     scores = _read_lines(path, source, _read_text(source), label=label)
     scores.kind = RUN
@@ -204,8 +218,8 @@ def _label_of_scores(source: Path) -> str:
     if source.name.endswith(".scores.jsonl"):
         results = source.with_name(source.name[: -len(".scores.jsonl")] + ".json")
         try:
-            name = _judge_name(json.loads(results.read_text(encoding="utf-8")))
-        except (OSError, ValueError, AttributeError):
+            name = _judge_name(parse_json(results.read_bytes(), results))
+        except (OSError, DataError, AttributeError):
             name = None
         if name:
             return name
@@ -251,9 +265,7 @@ def _first_record_layout(
 
 def _object_line(source: Path, number: int, line: str) -> dict[str, Any]:
     try:
-        record = json.loads(line, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as error:
-        raise DataError(source, number, None, f"not valid JSON ({error.msg})") from None
+        record = parse_json(line, source, number, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as error:
         raise DataError(source, number, error.key, "given twice on the line") from None
     if not isinstance(record, dict):
@@ -297,29 +309,33 @@ def _check_score(source: Path, number: int | None, name: str, value: Any) -> int
             source,
             number,
             name,
-            f"must be an integer from {low} to {high} (or null), got {json.dumps(value)}",
+            f"must be an integer from {low} to {high} (or null), got {shown(value)}",
         )
     return value
 
 
 def _sample_id(source: Path, number: int, record: dict[str, Any]) -> str:
     value = record.get("id")
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        problem = "missing" if value is None else f"must be a string, got {json.dumps(value)}"
+    if isinstance(value, bool) or not isinstance(value, str | int) or _too_long(value):
+        problem = "missing" if value is None else f"must be a string, got {shown(value)}"
         raise DataError(source, number, "id", problem)
     return str(value)
+
+
+def _too_long(value: Any) -> bool:
+    return isinstance(value, int) and value.bit_length() > 64
 
 
 def _column(source: Path, number: int | None, record: dict[str, Any]) -> str | None:
     value = record.get("column")
     if value is None:
         return None
-    if value not in CATEGORY_COLUMNS:
+    if not isinstance(value, str) or value not in CATEGORY_COLUMNS:
         raise DataError(
             source,
             number,
             "column",
-            f"unknown column {json.dumps(value)} (one of {', '.join(CATEGORY_COLUMNS)})",
+            f"unknown column {shown(value)} (one of {', '.join(CATEGORY_COLUMNS)})",
         )
     return value
 

@@ -281,7 +281,7 @@ class HFModel:
         for path in request.images:
             path = Path(path)
             size = _video_size(path) if path.suffix.lower() in VIDEO_SUFFIXES else _image_size(path)
-            count = self.frames if path.suffix.lower() in VIDEO_SUFFIXES else 1
+            count = self._frames_per_video() if path.suffix.lower() in VIDEO_SUFFIXES else 1
             if size is not None:
                 sizes.extend([self._fitted_size(size)] * count)
         content: list[dict[str, Any]] = [{"type": "image"} for _ in sizes]
@@ -291,6 +291,13 @@ class HFModel:
         )
         length = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         return length - len(sizes) + sum(self._image_tokens(sizes))
+
+    def _frames_per_video(self) -> int:
+        """Frames a video becomes: the count of a uniform sampling; for a rate, its cap (an
+        upper bound, enough for sorting, and no decoding needed)."""
+        if self.sampling.mode == "uniform":
+            return self.sampling.count
+        return self.sampling.max_frames
 
     def _image_tokens(self, sizes: list[tuple[int, int]]) -> list[int]:
         """The processor's vision tokens per image of these (width, height) sizes, or 1 each."""

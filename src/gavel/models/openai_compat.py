@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from PIL import Image
 
 from gavel.errors import ConfigError, GavelError
+from gavel.manifest import redact_userinfo
 from gavel.media.frames import Frames, sample_frames
 from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
@@ -161,7 +162,7 @@ class OpenAIChatModel:
         return {
             "adapter": ADAPTER,
             "model": self.model,
-            "base_urls": list(self.base_urls),
+            "base_urls": redact_userinfo(list(self.base_urls)),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "max_image_side": self.max_image_side,

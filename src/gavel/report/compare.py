@@ -9,17 +9,18 @@ cancels), and binary metrics also get McNemar's exact test on the discordant sam
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from gavel.errors import DataError, GavelError
-from gavel.io.run_files import scores_path
+from gavel.io.jsonl import field_of, parse_json
+from gavel.io.run_files import check_run_files, scores_path
 from gavel.metrics.grounding import IOU_TOLERANCE, THRESHOLDS, key
 
 PerUnit = dict[str, dict[str, float]]
@@ -73,28 +74,81 @@ class Comparison:
     p_mcnemar: float | None = None
 
 
+class _GavelLine(msgspec.Struct):
+    id: str
+    verdict_true: bool
+    verdict_pred: bool | None = None
+    iou: float | None = None
+
+
+class _DetailVerifyLine(msgspec.Struct):
+    id: str
+    scored: bool | None = None
+    token: tuple[float, float, float, float] | None = None
+
+
+class _VideoHallucerLine(msgspec.Struct):
+    id: str
+    pair: str
+    correct: bool | None = None
+
+
+#: The fields each benchmark's units are made of, and their types, checked line by line.
+LINES: dict[str, type[msgspec.Struct]] = {
+    "gavel": _GavelLine,
+    "detailverify": _DetailVerifyLine,
+    "videohallucer": _VideoHallucerLine,
+}
+
+
 def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A run's results.json (or the run folder holding it) and its checked per-sample lines."""
+    if results.is_dir():
+        inside = results / "results.json"
+        if not inside.is_file():
+            raise DataError(results, None, None, "is a folder without results.json")
+        results = inside
     try:
-        result = json.loads(results.read_text())
+        payload = results.read_bytes()
     except FileNotFoundError:
         raise DataError(results, None, None, "file not found") from None
-    except ValueError as error:
-        raise DataError(results, None, None, f"not valid JSON ({error})") from None
+    except OSError as error:
+        raise DataError(results, None, None, f"cannot read ({error.strerror})") from None
+    result = parse_json(payload, results)
+    if not isinstance(result, dict):
+        raise DataError(results, None, None, "not a gavel results file (not a JSON object)")
+    if not isinstance(result.get("benchmark"), str) or result["benchmark"] not in UNITS:
+        raise DataError(results, None, "benchmark", "missing or unknown benchmark")
+    if not isinstance(result.get("manifest"), dict):
+        raise DataError(results, None, "manifest", "missing (not a results file of `gavel score`)")
     scores_file = scores_path(results)
     if not scores_file.is_file():
         raise DataError(
             scores_file, None, None, "per-sample scores not found (written by `gavel score --out`)"
         )
+    check_run_files(results, result.get("files"))
+    line_type = LINES[result["benchmark"]]
     scores = []
-    for number, line in enumerate(scores_file.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            scores.append(json.loads(line))
-        except ValueError as error:
-            raise DataError(scores_file, number, None, f"not valid JSON ({error})") from None
-    if "benchmark" not in result or result["benchmark"] not in UNITS:
-        raise DataError(results, None, "benchmark", "missing or unknown benchmark")
+    first_line: dict[str, int] = {}
+    with scores_file.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            record = parse_json(line, scores_file, number)
+            if not isinstance(record, dict):
+                raise DataError(scores_file, number, None, "expected a JSON object")
+            try:
+                checked = msgspec.convert(record, line_type)
+            except msgspec.ValidationError as error:
+                message = str(error).split(" - at ")[0]
+                raise DataError(scores_file, number, field_of(error), message) from None
+            if checked.id in first_line:
+                raise DataError(
+                    scores_file, number, "id",
+                    f"duplicate id {checked.id!r} (first on line {first_line[checked.id]})",
+                )  # fmt: skip
+            first_line[checked.id] = number
+            scores.append(record)
     return result, scores
 
 

@@ -9,7 +9,6 @@ sample id or model text), and only files that lie inside the data file's folder 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from collections.abc import Iterable
@@ -18,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gavel.errors import GavelError
+from gavel.errors import DataError, GavelError
+from gavel.io.jsonl import parse_json
 from gavel.metrics.grounding import IOU_TOLERANCE
 from gavel.records import Result
 
@@ -84,8 +84,8 @@ def responses(path: Path | None) -> dict[str, str]:
     with path.open("rb") as handle:
         for line in handle:
             try:
-                record = json.loads(line)
-            except ValueError:
+                record = parse_json(line, path)
+            except DataError:  # too deep, a lone surrogate, not JSON: scoring refused it already
                 continue
             if not isinstance(record, dict) or not isinstance(record.get("id"), str):
                 continue
@@ -229,10 +229,10 @@ def gavel_outcome(score: dict[str, Any]) -> str:
 
 
 def _load_gavel_data(
-    path: Path, image_root: str | None = None
+    path: Path, image_root: str | Path | None = None
 ) -> tuple[list[Any], Path, str | None, str | None]:
-    """(samples, image root, sha256, problem) of a GAVEL data file; ``image_root`` is the one the
-    run was scored with (recorded in its manifest), else the data file's folder."""
+    """(samples, image root, sha256, problem) of a GAVEL data file read with ``image_root``
+    (see :func:`chosen_image_root`), else the data file's folder."""
     from gavel.benchmarks.gavel_data import load_samples
 
     try:
@@ -242,8 +242,34 @@ def _load_gavel_data(
     return samples, loader.image_root, loader.sha256, None
 
 
-def gavel_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
-    """One card per (sample, run): sample fields once in ``samples``, answers in ``items``."""
+def chosen_image_root(
+    data: Path, recorded: Any, given: Path | None
+) -> tuple[Path | None, str | None]:
+    """The folder GAVEL images are read from, and a note when a recorded one is not used.
+
+    A results file is data: the ``image_root`` it records is followed only when it lies inside
+    the data file's folder. Anywhere else is read only when the user names it (``given``), so
+    a results file from elsewhere cannot make the report read, say, a home folder.
+    """
+    if given is not None:
+        return given, None
+    if not isinstance(recorded, str) or not recorded:
+        return None, None
+    folder = data.parent
+    candidate = Path(recorded) if Path(recorded).is_absolute() else Path.cwd() / recorded
+    if _inside(candidate, folder):
+        return candidate, None
+    return None, (
+        f"the run was scored with images from {recorded!r}, outside the data file's folder; "
+        "images are shown only from there unless `gavel report --image-root` names the folder"
+    )
+
+
+def gavel_gallery(
+    runs: list[RunView], out: Path, *, image_root: Path | None = None
+) -> dict[str, Any]:
+    """One card per (sample, run): sample fields once in ``samples``, answers in ``items``.
+    ``image_root``: the folder the user named for the images (see chosen_image_root)."""
     samples: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -261,8 +287,11 @@ def gavel_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
         loaded: list[Any] = []
         root = Path(".")
         if not key.startswith("missing:"):
-            image_root = group[0][1].result.manifest.settings.get("image_root")
-            loaded, root, sha, problem = _load_gavel_data(Path(key), image_root)
+            recorded = group[0][1].result.manifest.settings.get("image_root")
+            chosen, note = chosen_image_root(Path(key), recorded, image_root)
+            if note:
+                notes.append(note)
+            loaded, root, sha, problem = _load_gavel_data(Path(key), chosen)
             if problem:
                 notes.append(problem)
             expected = group[0][1].result.manifest.data_sha256

@@ -32,7 +32,8 @@ import msgspec
 
 from gavel import __version__
 from gavel.errors import ConfigError, DataError, GavelError
-from gavel.io.run_files import scores_path
+from gavel.io.jsonl import field_of, parse_json
+from gavel.io.run_files import check_run_files, scores_path
 from gavel.records import CATEGORY_COLUMNS, Result
 from gavel.report.gallery import (
     GAVEL_OUTCOMES,
@@ -77,24 +78,41 @@ def load_run(run: Path) -> RunView:
         raise DataError(path, None, None, f"cannot read ({error.strerror})") from None
     try:
         result = msgspec.json.decode(payload, type=Result)
-        raw = json.loads(payload)
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as error:
-        raise DataError(path, None, None, f"not a gavel results file ({error})") from None
+    except msgspec.ValidationError as error:
+        message = str(error).split(" - at ")[0]
+        raise DataError(
+            path, None, field_of(error), f"not a gavel results file ({message})"
+        ) from None
+    except (msgspec.DecodeError, RecursionError):
+        parse_json(payload, path)  # names the problem: not UTF-8, too deep, a lone surrogate
+        raise DataError(
+            path, None, None, "not a gavel results file (not standard JSON: NaN or Infinity?)"
+        ) from None
+    raw = json.loads(payload)
     scores_file = scores_path(path)
     scores: list[dict[str, Any]] | None = None
     notes = []
     if scores_file.is_file():
+        check_run_files(path, result.files)
         scores = []
+        first_line: dict[str, int] = {}
         with scores_file.open("rb") as handle:
             for number, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise DataError(scores_file, number, None, "not valid JSON") from None
-                if isinstance(record, dict):
-                    scores.append(record)
+                record = parse_json(line, scores_file, number)
+                if not isinstance(record, dict):
+                    raise DataError(scores_file, number, None, "expected a JSON object")
+                sample = record.get("id")
+                if not isinstance(sample, str):
+                    raise DataError(scores_file, number, "id", "missing or not a string")
+                if sample in first_line:
+                    raise DataError(
+                        scores_file, number, "id",
+                        f"duplicate id {sample!r} (first on line {first_line[sample]})",
+                    )  # fmt: skip
+                first_line[sample] = number
+                scores.append(record)
     else:
         notes.append(f"no per-sample scores ({scores_file.name}) beside the results")
     return RunView(name="", path=path, result=result, raw=raw, scores=scores, notes=notes)
@@ -103,6 +121,12 @@ def load_run(run: Path) -> RunView:
 def _label_parts(path: Path) -> tuple[str, ...]:
     parts = path.resolve().parent.parts
     return parts if path.name == "results.json" else (*parts, path.stem)
+
+
+def printable(text: str) -> str:
+    """Text every writer can encode: a path that is not valid UTF-8 (a folder name in another
+    encoding) keeps its odd bytes as visible ``\\udcXX`` escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def run_labels(paths: Sequence[Path]) -> list[str]:
@@ -127,7 +151,7 @@ def load_runs(runs: Sequence[Path]) -> list[RunView]:
         groups.setdefault(view.benchmark, []).append(view)
     for group in groups.values():  # names need to differ only within a benchmark's table
         for view, label in zip(group, run_labels([v.path for v in group]), strict=True):
-            view.name = label
+            view.name = printable(label)
     return views
 
 
@@ -502,7 +526,9 @@ def _runs_table(runs: Sequence[RunView]) -> str:
     )
 
 
-def _section(benchmark: str, runs: list[RunView], out: Path, page_size: int) -> str:
+def _section(
+    benchmark: str, runs: list[RunView], out: Path, page_size: int, image_root: Path | None
+) -> str:
     title = TITLES.get(benchmark, benchmark)
     parts = [f'<section id="{slug(benchmark)}"><h2>{esc(title)}</h2>']
     try:
@@ -517,7 +543,7 @@ def _section(benchmark: str, runs: list[RunView], out: Path, page_size: int) -> 
     element = f"gallery-{benchmark}"
     if benchmark == "gavel":
         parts.append("<h3>Figures</h3>" + gavel_figures(runs))
-        data = gavel_gallery(runs, out)
+        data = gavel_gallery(runs, out, image_root=image_root)
         parts.append("<h3>Samples</h3>")
         parts.append(
             gallery_html(
@@ -593,10 +619,19 @@ def render_page(title: str, runs: list[RunView], sections: list[tuple[str, str]]
 
 
 def write_report(
-    runs: list[Path], out: Path, *, title: str | None = None, page_size: int = 100
+    runs: list[Path],
+    out: Path,
+    *,
+    title: str | None = None,
+    page_size: int = 100,
+    image_root: Path | None = None,
 ) -> Path:
     """Write ``out/index.html`` (and its ``thumbs/`` and ``frames/``) for the given runs (run
-    folders or ``results.json`` files, any mix of benchmarks); returns the page's path."""
+    folders or ``results.json`` files, any mix of benchmarks); returns the page's path.
+
+    GAVEL images are read from inside the data file's folder, or from ``image_root`` when the
+    user names one (``gavel report --image-root``); a folder recorded in a results file is
+    never followed outside the data folder on its own."""
     if page_size < 1:
         raise ConfigError(f"page size must be at least 1, got {page_size}")
     views = load_runs(runs)
@@ -606,12 +641,14 @@ def write_report(
     for view in views:
         groups.setdefault(view.benchmark, []).append(view)
     order = [b for b in TITLES if b in groups] + [b for b in groups if b not in TITLES]
-    sections = [(b, _section(b, groups[b], out, page_size)) for b in order]
+    sections = [(b, _section(b, groups[b], out, page_size, image_root)) for b in order]
     page = render_page(title or "gavel report", views, sections)
     target = out / "index.html"
     temp = out / f".index.html.{os.getpid()}.tmp"
     try:
-        temp.write_bytes(page.encode("utf-8"))  # a plain file mode, unlike mkstemp's 0600
+        # a plain file mode, unlike mkstemp's 0600; a path that is not valid UTF-8 (a folder
+        # name in another encoding) is shown with its odd bytes as \\udcXX escapes
+        temp.write_bytes(page.encode("utf-8", "backslashreplace"))
         os.replace(temp, target)
     finally:
         temp.unlink(missing_ok=True)

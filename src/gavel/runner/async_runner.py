@@ -44,7 +44,7 @@ from typing import Any
 import msgspec
 
 from gavel.errors import ConfigError, GavelError
-from gavel.io.files import plain_mode
+from gavel.io.files import AppendFile, plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
@@ -159,6 +159,22 @@ class _BudgetExceeded(Exception):
     pass
 
 
+def _close_log(handle: AppendFile) -> OSError | None:
+    """Sync and close the answers file; the error (naming it), if any, to raise after the rest
+    of the cleanup."""
+    try:
+        handle.sync()
+    except OSError as error:
+        handle_error: OSError | None = error
+    else:
+        handle_error = None
+    try:
+        handle.close()
+    except OSError as error:
+        handle_error = handle_error or error
+    return handle_error
+
+
 class _Unreachable(_BudgetExceeded):
     """No server answers at the endpoint: stop before anything else is sent."""
 
@@ -204,7 +220,7 @@ async def run_async(
     remaining = None if total is None else max(total - len(seen), 0)
     started = time.perf_counter()
     iterator = iter(requests)
-    handle = out.open("ab")
+    handle = AppendFile(out)
     bar = _Bar(model.name, remaining, progress)
     last_sync = time.monotonic()
     encoder = msgspec.json.Encoder()
@@ -221,7 +237,7 @@ async def run_async(
             handle.write(encoder.encode(prediction) + b"\n")
             handle.flush()
             if time.monotonic() - last_sync >= fsync_interval:
-                os.fsync(handle.fileno())
+                handle.sync()
                 last_sync = time.monotonic()
             runner.count(prediction)
             bar.advance(summary)
@@ -242,14 +258,14 @@ async def run_async(
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        handle.flush()
-        os.fsync(handle.fileno())
-        handle.close()
+        unsynced = _close_log(handle)  # a full disk must not skip the cleanup below
         if own_cache and store is not None:
             store.close()
         closer = getattr(model, "aclose", None)
         if closer is not None:
             await closer()
+        if unsynced is not None:
+            raise unsynced
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
     if unreachable:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 
+from gavel.io.files import AppendFile
 from gavel.io.predictions import PredictionReader
 from gavel.models.base import Model, Request
 from gavel.records import Prediction
@@ -65,7 +66,7 @@ def run_model(
     encoder = msgspec.json.Encoder()
     started = time.perf_counter()
     bar = _progress(total, progress)
-    with out.open("ab") as handle, bar:
+    with AppendFile(out) as handle, bar:
         task = bar.add_task(model.name, total=total)
         for request in requests:
             summary.requested += 1
@@ -80,7 +81,7 @@ def run_model(
             handle.flush()
             done.add(request.sample_id)
             bar.advance(task)
-        os.fsync(handle.fileno())
+        handle.sync()
     summary.seconds = time.perf_counter() - started
     return summary
 
