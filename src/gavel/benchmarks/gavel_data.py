@@ -155,7 +155,7 @@ class GavelLoader:
 
     def _size(self, number: int, raw: GavelLine, image: str) -> tuple[int, int]:
         if raw.width is not None and raw.height is not None:
-            if raw.width > 0 and raw.height > 0:
+            if 0 < raw.width <= MAX_SIDE and 0 < raw.height <= MAX_SIDE:
                 return raw.width, raw.height
             for name, value in (("width", raw.width), ("height", raw.height)):
                 if value <= 0:
