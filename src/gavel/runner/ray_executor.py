@@ -77,8 +77,8 @@ class RaySummary(RunSummary):
     address: str | None = None
     #: What each actor asked for (``{"CPU": 1.0, "GPU": 0.5}``); empty when none was started.
     resources: dict[str, float] | None = None
-    #: Per actor, where it ran: ``node_id``, ``gpu_ids``, the ``resources`` Ray assigned it and
-    #: the ``device`` its model used (None for models without one).
+    #: Per actor, where it ran: ``node_id``, ``gpu_ids``, the ``resources`` Ray assigned it, and
+    #: the ``device`` and ``batch_size`` its model used (None for models without them).
     replicas: list[dict[str, Any]] | None = None
 
     def ray_settings(self) -> dict[str, Any]:
@@ -126,6 +126,7 @@ class ModelReplica:
             "gpu_ids": [str(gpu) for gpu in ray.get_gpu_ids()],
             "resources": context.get_assigned_resources(),
             "device": getattr(self.model, "device", None),
+            "batch_size": getattr(self.model, "batch_size", None),
         }
 
     def answer_batch(self, requests: list[Request]) -> list[tuple[str, bytes, bool]]:
