@@ -1,5 +1,7 @@
 """The Ray runner on a local 2-CPU Ray cluster: the same predictions as the in-process runner,
-resumable, failures recorded. The cluster is started once for the module."""
+resumable, failures recorded, GPUs asked for and refused when there are too few. The cluster
+is started once for the module and declares 2 GPUs it does not have (Ray schedules on declared
+resources; torch sees no GPU, so an hf: replica given one runs on the CPU)."""
 
 from __future__ import annotations
 
@@ -22,13 +24,16 @@ from gavel.runner.ray_executor import run_ray  # noqa: E402
 from gavel.synth.gavel_set import generate_gavel  # noqa: E402
 
 SAMPLES = 40
+#: GPUs the test cluster declares (none is real).
+DECLARED_GPUS = 2
 
 
 @pytest.fixture(scope="module")
 def cluster():
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(num_cpus=2, num_gpus=DECLARED_GPUS, include_dashboard=False,
+                 log_to_driver=False)  # fmt: skip
     yield
     if started:
         ray.shutdown()
@@ -183,3 +188,101 @@ def test_a_replica_of_a_batching_model_answers_in_its_batches_in_input_order(tmp
 def requests_of_tiny(data):
     samples, _ = load_samples(data)
     return build_requests(samples, data.parent, load_template("gavel_v1"), "resized-pixel")
+
+
+def test_workers_get_the_gpus_and_cpus_they_ask_for_and_answer_as_a_local_run(
+    cluster, dataset, local_answers, tmp_path
+):
+    out = tmp_path / "pred.jsonl"
+    summary = run_ray("scene", {}, requests_of(dataset), out, workers=4, batch_size=8,
+                      gpus_per_worker=0.5, cpus_per_worker=0.5, progress=False)  # fmt: skip
+    assert summary.workers == 4
+    assert summary.resources == {"CPU": 0.5, "GPU": 0.5}
+    # What each actor sees from inside: Ray assigned it half a GPU and half a CPU; four such
+    # actors fill the 2 declared GPUs, two per GPU.
+    assert [replica["resources"] for replica in summary.replicas] == [{"CPU": 0.5, "GPU": 0.5}] * 4
+    gpus = sorted(replica["gpu_ids"][0] for replica in summary.replicas)
+    assert gpus == ["0", "0", "1", "1"]
+    assert all(len(replica["gpu_ids"]) == 1 for replica in summary.replicas)
+    assert answers(out) == local_answers  # same lines, same (input) order
+
+
+def test_more_gpus_than_the_cluster_has_fails_with_a_clear_message(cluster, tmp_path):
+    out = tmp_path / "pred.jsonl"
+    with pytest.raises(GavelError) as failure:
+        run_ray("scene", {}, [_request()], out, workers=3, gpus_per_worker=1,
+                placement_timeout=1, progress=False)  # fmt: skip
+    message = str(failure.value)
+    assert "cannot hold 3 worker(s) of 1 CPU and 1 GPU each" in message
+    assert "2 CPU and 2 GPU in all and hold 2 such worker(s)" in message
+    assert "waited 1 s" in message
+    assert out.read_bytes() == b""
+    # The reservation was given back: the whole cluster is free again.
+    assert ray.available_resources().get("GPU") == DECLARED_GPUS
+
+
+def test_a_cluster_that_cannot_grow_is_refused_without_waiting(cluster):
+    from gavel.runner.ray_resources import WorkerResources, reserve
+
+    with pytest.raises(GavelError, match="cannot hold 1 worker"):
+        # A placement group would wait; a local cluster that cannot grow is refused first.
+        reserve(ray, WorkerResources(cpus=1, gpus=4), 1, timeout=600, can_grow=False)
+
+
+def test_generate_on_a_joined_cluster_records_the_resources_in_the_manifest(
+    cluster, gavel, tmp_path
+):
+    address = ray.get_runtime_context().gcs_address
+    assert gavel("synth", "--n", "6", "--out", tmp_path / "set").returncode == 0
+    out = tmp_path / "p.jsonl"
+    done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene",
+                 "--executor", "ray", "--ray-address", address, "--workers", "2",
+                 "--gpus-per-worker", "1", "--cpus-per-worker", "1", "--out", out,
+                 "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "p.manifest.json").read_text())
+    ray_settings = manifest["settings"]["ray"]
+    assert ray_settings["workers"] == 2 and ray_settings["address"] == address
+    assert ray_settings["resources_per_worker"] == {"CPU": 1.0, "GPU": 1.0}
+    assert sorted(r["gpu_ids"] for r in ray_settings["replicas"]) == [["0"], ["1"]]
+    assert len(out.read_text().splitlines()) == 6
+
+    too_many = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene",
+                     "--executor", "ray", "--ray-address", address, "--gpus-per-worker", "3",
+                     "--placement-timeout", "1", "--out", tmp_path / "q.jsonl", "--no-progress")  # fmt: skip
+    assert too_many.returncode != 0
+    assert "Traceback" not in too_many.stderr
+    assert "cannot hold 1 worker(s) of 1 CPU and 3 GPU each" in too_many.stderr
+
+
+def test_ray_flags_without_the_ray_executor_are_refused(gavel, tmp_path):
+    done = gavel("generate", "--data", tmp_path / "x.jsonl", "--model", "scene",
+                 "--gpus-per-worker", "1", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 2
+    assert "--gpus-per-worker: only with --executor ray" in done.stderr
+
+
+def test_an_hf_replica_given_a_declared_gpu_runs_on_the_cpu_and_answers_as_a_local_run(
+    cluster, tmp_path
+):
+    pytest.importorskip("torch", reason="the hf adapter needs torch (gavel-eval[hf])")
+    import torch
+
+    from gavel.runner.batched import run_batched
+    from gavel.train.tiny import build_qwen25_vl, tiny_dataset
+
+    assert not torch.cuda.is_available()  # the GPUs of this cluster are declared only
+    model = build_qwen25_vl(tmp_path / "model")
+    data = tiny_dataset(tmp_path / "data", 5)
+    options = {"dtype": "float32", "max_new_tokens": 8, "batch_size": 2}
+    out = tmp_path / "ray.jsonl"
+    summary = run_ray(f"hf:{model}", options, requests_of_tiny(data), out, workers=1,
+                      gpus_per_worker=1, batch_size=4, progress=False)  # fmt: skip
+    (replica,) = summary.replicas
+    assert replica["resources"] == {"CPU": 1.0, "GPU": 1.0} and len(replica["gpu_ids"]) == 1
+    assert replica["device"] == "cpu"
+
+    local = tmp_path / "local.jsonl"
+    run_batched(load_model(f"hf:{model}", device="cpu", **options), requests_of_tiny(data),
+                local, progress=False)  # fmt: skip
+    assert sorted(answers(out)) == sorted(answers(local))

@@ -126,7 +126,27 @@ def batching_settings(model, window: int) -> dict[str, object]:
     "--workers",
     type=click.IntRange(min=1),
     default=None,
-    help="Ray: model replicas [default: the cluster's CPUs].",
+    help="Ray: model replicas [default: as many as the cluster's nodes hold].",
+)
+@click.option(
+    "--gpus-per-worker",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Ray: GPUs each replica asks for; fractions share a GPU (0.5: two per GPU). An hf: "
+    "replica runs on its assigned GPU [default: 0].",
+)
+@click.option(
+    "--cpus-per-worker",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Ray: CPUs each replica asks for [default: 1].",
+)
+@click.option(
+    "--placement-timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Ray: seconds a joined cluster has to find the replicas' resources before the run "
+    "stops [default: 60]; a local cluster that cannot hold them fails at once.",
 )
 @click.option(
     "--cache",
@@ -175,7 +195,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
              device: str | None, dtype: str | None, batch_size: int | None, executor: str,
-             ray_address: str | None, workers: int | None, cache_path: Path | None,
+             ray_address: str | None, workers: int | None, gpus_per_worker: float | None,
+             cpus_per_worker: float | None, placement_timeout: float | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool,
              frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
@@ -185,6 +206,12 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     continues where it stopped, even after kill -9: answered samples are not sent again and no
     line is duplicated. Score the file with `gavel score`.
     """
+    ray_flags = {"--workers": workers, "--gpus-per-worker": gpus_per_worker,
+                 "--cpus-per-worker": cpus_per_worker, "--placement-timeout": placement_timeout,
+                 "--ray-address": ray_address}  # fmt: skip
+    given = [flag for flag, value in ray_flags.items() if value is not None]
+    if given and executor != "ray":
+        raise click.UsageError(f"{', '.join(given)}: only with --executor ray")
     family = get_preset(preset) if preset else None
     remote = spec.startswith("openai:")
     options = {
@@ -225,7 +252,11 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         drop_errors(out)  # as the local executor: failed samples are asked again
         summary = run_ray(spec, options, prepared.requests, out, workers=workers,
                           ray_address=ray_address, total=prepared.total, progress=not no_progress,
-                          batch_size=window or RAY_REQUESTS_PER_TASK)  # fmt: skip
+                          batch_size=window or RAY_REQUESTS_PER_TASK,
+                          gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
+                          **_placement_timeout(placement_timeout))  # fmt: skip
+        if summary.resources is not None:
+            manifest.settings["ray"] = summary.ray_settings()
     elif batching:
         if concurrency is not None:
             click.echo(f"note: --concurrency does not apply to {spec}: it answers one batch "
@@ -249,6 +280,11 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
+
+
+def _placement_timeout(seconds: float | None) -> dict[str, float]:
+    """``run_ray``'s ``placement_timeout`` when given (else its own default)."""
+    return {} if seconds is None else {"placement_timeout": seconds}
 
 
 def _frame_options(bench: Benchmark, family: Preset | None, count: int | None,

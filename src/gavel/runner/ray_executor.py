@@ -22,12 +22,20 @@ lines as a local run, not in the same order; ``latency_s`` differs run to run, a
 
 Requests must be picklable (:class:`gavel.models.base.Request` is) and the files they name
 (images, videos) must be readable at the same paths on every node that runs an actor.
+
+Each actor asks for ``cpus_per_worker`` CPUs and ``gpus_per_worker`` GPUs (fractions allowed:
+0.5 puts two replicas on one GPU). The actors are placed through one placement group, so the
+run either gets every replica's resources or fails with a message saying what was asked and
+what the cluster has; it never waits forever for resources that are not there
+(:mod:`gavel.runner.ray_resources`). An ``hf:`` replica runs on the GPU Ray assigned it, and
+on the CPU when it was given none.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import time
 from collections import deque
@@ -39,6 +47,13 @@ from typing import Any
 from gavel.errors import ConfigError, GavelError
 from gavel.models.base import Request
 from gavel.runner.local import RunSummary, _progress, completed_ids
+from gavel.runner.ray_resources import (
+    PLACEMENT_TIMEOUT_S,
+    WorkerResources,
+    replica_device,
+    reserve,
+    workers_that_fit,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +75,20 @@ class RaySummary(RunSummary):
     workers: int = 0
     batches: int = 0
     address: str | None = None
+    #: What each actor asked for (``{"CPU": 1.0, "GPU": 0.5}``); empty when none was started.
+    resources: dict[str, float] | None = None
+    #: Per actor, where it ran: ``node_id``, ``gpu_ids``, the ``resources`` Ray assigned it, and
+    #: the ``device`` and ``batch_size`` its model used (None for models without them).
+    replicas: list[dict[str, Any]] | None = None
+
+    def ray_settings(self) -> dict[str, Any]:
+        """The run's Ray side, for the manifest."""
+        return {
+            "workers": self.workers,
+            "resources_per_worker": self.resources,
+            "address": self.address,
+            "replicas": self.replicas,
+        }
 
     def describe(self) -> str:
         rate = self.answered / self.seconds if self.seconds else 0.0
@@ -75,12 +104,30 @@ class ModelReplica:
     """One Ray actor's model: built once from the spec, then asked batch after batch."""
 
     def __init__(self, spec: str, model_options: Mapping[str, Any]):
+        import ray
+
         from gavel.models.registry import load_model
 
-        self.model = load_model(spec, **dict(model_options))
+        options = dict(model_options)
+        if spec.startswith("hf:"):
+            options["device"] = replica_device(options.get("device"), ray.get_gpu_ids())
+        self.model = load_model(spec, **options)
 
     def name(self) -> str:
         return self.model.name
+
+    def placement(self) -> dict[str, Any]:
+        """Where this replica runs and what it was given, as Ray sees it from inside."""
+        import ray
+
+        context = ray.get_runtime_context()
+        return {
+            "node_id": context.get_node_id(),
+            "gpu_ids": [str(gpu) for gpu in ray.get_gpu_ids()],
+            "resources": context.get_assigned_resources(),
+            "device": getattr(self.model, "device", None),
+            "batch_size": getattr(self.model, "batch_size", None),
+        }
 
     def answer_batch(self, requests: list[Request]) -> list[tuple[str, bytes, bool]]:
         """``(id, JSON line without its newline, failed)`` per request, in the order given. A
@@ -122,6 +169,9 @@ def run_ray(
     progress: bool = True,
     batch_size: int = 32,
     actor_options: Mapping[str, Any] | None = None,
+    cpus_per_worker: float | None = None,
+    gpus_per_worker: float | None = None,
+    placement_timeout: float = PLACEMENT_TIMEOUT_S,
 ) -> RaySummary:
     """Answer every request not already in ``out`` with ``workers`` Ray actors; returns what
     was done.
@@ -133,13 +183,24 @@ def run_ray(
     (``num_cpus`` = max(2, CPUs of all workers), no dashboard), and disconnects (shutting a
     local cluster down) at the end. ``workers`` defaults to the cluster's CPUs divided by the
     CPUs one actor takes. ``actor_options`` go to each actor's ``.options()`` (default
-    ``{"num_cpus": 1}``; e.g. ``{"num_gpus": 1}`` for a GPU model). Nothing is started, not
-    even Ray, when every request is already answered.
+    ``{"num_cpus": 1}``; e.g. ``{"num_gpus": 1}`` for a GPU model); ``cpus_per_worker`` and
+    ``gpus_per_worker`` set ``num_cpus`` and ``num_gpus`` there. ``workers`` then defaults to
+    as many actors as the cluster's nodes hold. When the cluster cannot hold the actors, the
+    run fails with :class:`GavelError` at once on a local cluster, and after
+    ``placement_timeout`` seconds (for an autoscaler to add nodes) on a joined one. Nothing is
+    started, not even Ray, when every request is already answered.
     """
     if batch_size < 1:
         raise ConfigError("batch_size must be at least 1")
     if workers is not None and workers < 1:
         raise ConfigError("workers must be at least 1")
+    actor_options = dict(actor_options or {})
+    if cpus_per_worker is not None:
+        actor_options["num_cpus"] = cpus_per_worker
+    if gpus_per_worker is not None:
+        actor_options["num_gpus"] = gpus_per_worker
+    wanted = WorkerResources.of({"num_cpus": 1, **actor_options})
+    _check_device(spec, model_options or {}, wanted)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = completed_ids(out)
@@ -155,9 +216,11 @@ def run_ray(
             unwritten: deque[Any] = deque()
             for batch in batches:
                 if pool is None:
-                    pool = _Pool(spec, model_options or {}, workers, ray_address, actor_options)
+                    pool = _Pool(spec, model_options or {}, workers, ray_address, actor_options,
+                                 placement_timeout)  # fmt: skip
                     summary.model, summary.workers = pool.model_name, len(pool.actors)
                     summary.address = pool.address
+                    summary.resources, summary.replicas = wanted.as_dict(), pool.placements
                     bar.update(task, description=summary.model)
                     window = BATCHES_PER_WORKER * len(pool.actors)
                 unwritten.append(pool.submit(batch))
@@ -174,6 +237,21 @@ def run_ray(
             pool.close()
         summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _check_device(spec: str, model_options: Mapping[str, Any], wanted: WorkerResources) -> None:
+    """On Ray the GPU a replica uses is the one Ray assigns it: a GPU index cannot be chosen,
+    and ``cuda`` needs GPUs asked for."""
+    device = model_options.get("device")
+    if not spec.startswith("hf:") or device in (None, "auto", "cpu"):
+        return
+    if str(device).startswith("cuda:"):
+        raise ConfigError(
+            f"device {device!r}: on Ray each worker uses the GPU Ray assigns it; ask for GPUs "
+            "with gpus_per_worker (--gpus-per-worker) instead of naming one"
+        )
+    if device == "cuda" and not wanted.gpus:
+        raise ConfigError("device 'cuda' on Ray needs GPUs per worker (--gpus-per-worker)")
 
 
 def _batches(
@@ -223,9 +301,12 @@ class _Pool:
         workers: int | None,
         address: str | None,
         actor_options: Mapping[str, Any] | None,
+        placement_timeout: float = PLACEMENT_TIMEOUT_S,
     ):
         ray = self.ray = _import_ray()
         options = {"num_cpus": 1, **(actor_options or {})}
+        wanted = WorkerResources.of(options)
+        self.group: Any = None
         self.own_cluster = not ray.is_initialized()
         self.address: str | None = None  # the cluster joined; None: local or already there
         if self.own_cluster:
@@ -234,7 +315,7 @@ class _Pool:
                 # "local": a new instance, even if a `ray start` cluster runs on this machine.
                 ray.init(
                     address="local",
-                    num_cpus=max(LOCAL_CPUS, (workers or 0) * options["num_cpus"]),
+                    num_cpus=max(LOCAL_CPUS, math.ceil((workers or 0) * wanted.cpus)),
                     include_dashboard=False,
                     log_to_driver=False,
                     configure_logging=False,
@@ -243,16 +324,21 @@ class _Pool:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
         try:
             if workers is None:
-                cpus = ray.cluster_resources().get("CPU", 1)
-                per_actor = options["num_cpus"] or 1
-                workers = max(1, int(cpus // per_actor))
-            replica = ray.remote(ModelReplica).options(
-                max_restarts=2, max_task_retries=2, **options
-            )
-            self.actors = [replica.remote(spec, model_options) for _ in range(workers)]
+                workers = max(1, workers_that_fit(ray.nodes(), wanted))
+            # A local cluster gets no nodes later: what does not fit now never will.
+            can_grow = not (self.own_cluster and self.address is None)
+            self.group, strategies = reserve(ray, wanted, workers, placement_timeout,
+                                             can_grow=can_grow)  # fmt: skip
+            replica = ray.remote(ModelReplica)
+            self.actors = [
+                replica.options(max_restarts=2, max_task_retries=2, scheduling_strategy=strategy,
+                                **options).remote(spec, model_options)
+                for strategy in strategies
+            ]  # fmt: skip
             self.load = [0] * workers
             try:
                 names = ray.get([actor.name.remote() for actor in self.actors])
+                self.placements = ray.get([actor.placement.remote() for actor in self.actors])
             except ray.exceptions.RayError as error:
                 raise GavelError(
                     f"the Ray workers could not build the model {spec!r}: {_cause(error)}"
@@ -284,6 +370,9 @@ class _Pool:
         for actor in getattr(self, "actors", []):
             with contextlib.suppress(Exception):  # already gone
                 self.ray.kill(actor)
+        if self.group is not None:
+            with contextlib.suppress(Exception):
+                self.ray.util.remove_placement_group(self.group)
         if self.own_cluster:
             self.ray.shutdown()
 
