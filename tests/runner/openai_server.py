@@ -45,6 +45,27 @@ class Fault:
     drop: bool = False
     #: The error message sent with ``status`` (some servers echo what they were sent).
     message: str | None = None
+    #: The whole JSON error body sent with ``status`` instead of OpenAI's
+    #: ``{"error": {"message": ...}}``, e.g. FastAPI's ``{"detail": ...}``; bytes are sent raw.
+    payload: Any = None
+
+
+def fastapi_detail(detail: Any) -> Fault:
+    """A 422 as FastAPI servers (``transformers serve``) send it: ``{"detail": ...}``."""
+    return Fault(status=422, payload={"detail": detail})
+
+
+def unknown_model(name: str) -> Fault:
+    """A 400 for a model the server does not serve, in vLLM's words."""
+    return Fault(
+        status=400,
+        payload={
+            "object": "error",
+            "message": f"The model `{name}` does not exist.",
+            "type": "NotFoundError",
+            "code": 400,
+        },
+    )
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -161,6 +182,11 @@ class FakeOpenAIServer:
                 if fault and fault.status:
                     text = fault.message or f"injected {fault.status}"
                     message = {"error": {"message": text, "type": "test"}}
+                    if isinstance(fault.payload, bytes):  # not JSON: a proxy's HTML page
+                        self._send_raw(fault.status, fault.payload, fault.headers)
+                        return
+                    if fault.payload is not None:
+                        message = fault.payload
                     self._send(fault.status, message, fault.headers)
                     return
                 if fault and fault.body is not None:

@@ -20,7 +20,7 @@ from gavel.models.openai_compat import OpenAIChatModel
 from gavel.records import Prediction
 from gavel.runner.async_runner import FailureBudget, RunAborted, run_async
 from gavel.runner.cache import AnswerCache
-from gavel.runner.failures import classify
+from gavel.runner.failures import MAX_SERVER_WORDS, classify
 from gavel.runner.retry import RetryPolicy
 from gavel.runner.validating import ValidatingModel
 
@@ -203,3 +203,57 @@ def test_ctrl_c_ends_with_a_summary_and_keeps_the_answers(server, api_key, tmp_p
     assert "interrupted:" in stderr and "Traceback" not in stderr
     assert f"{len(written)} answered" in stderr and str(out) in stderr
     assert "rerun the same command to continue" in stderr
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        (  # transformers serve and other FastAPI servers
+            {"status": 422, "payload": {"detail": "Unexpected fields in the request: {'x'}"}},
+            "HTTP 422: Unexpected fields in the request: {'x'}",
+        ),
+        (  # FastAPI's own validation errors: a list of {loc, msg}
+            {"status": 422, "payload": {"detail": [
+                {"loc": ["body", "max_tokens"], "msg": "Input should be a valid integer",
+                 "type": "int_parsing"}]}},
+            "HTTP 422: body.max_tokens: Input should be a valid integer",
+        ),
+        (  # vLLM's unknown model
+            {"status": 400, "payload": {"object": "error", "type": "NotFoundError", "code": 400,
+                                        "message": "The model `nope` does not exist."}},
+            "HTTP 400: The model `nope` does not exist.",
+        ),
+        ({"status": 401, "message": "Incorrect API key provided"},
+         "HTTP 401: Incorrect API key provided"),
+        ({"status": 502, "payload": b"<html>Bad Gateway</html>"},
+         "HTTP 502: <html>Bad Gateway</html>"),
+    ],
+)  # fmt: skip
+def test_the_servers_own_words_are_kept_with_the_status(
+    server, fake, api_key, tmp_path, caplog, fault, words
+):
+    server.plan = lambda body, number: fake.Fault(**fault)
+    out = tmp_path / "p.jsonl"
+    with caplog.at_level("WARNING", logger="gavel"):
+        run(chat(server.url), requests(1), out, retries=RetryPolicy(retries=0))
+    (line,) = lines(out)
+    assert words in line["error"] and line["error_kind"] == "http_status"
+    assert words in caplog.text  # on the console too, not only in the file
+
+
+def test_a_long_error_body_is_cut_and_its_secrets_redacted(server, fake, api_key, tmp_path):
+    echoed = (
+        f"Authorization: Bearer {api_key} rejected for https://alice:hunter2@proxy.local/v1 "
+        "api_key=abcd1234efgh token: 'tok-9f8e7d6c' other key sk-proj-ZZZZZZZZZZZZZZZZ "
+    )
+    server.plan = lambda body, number: fake.Fault(
+        status=403, payload={"detail": echoed + "x" * 2000}
+    )
+    out = tmp_path / "p.jsonl"
+    run(chat(server.url), requests(1), out, retries=RetryPolicy(retries=0))
+    error = lines(out)[0]["error"]
+    for secret in (api_key, "hunter2", "alice", "abcd1234efgh", "tok-9f8e7d6c", "sk-proj-ZZZ"):
+        assert secret not in error
+    assert "Bearer ***" in error and "https://***@proxy.local/v1" in error
+    words = error.split("HTTP 403: ", 1)[1]
+    assert len(words) == MAX_SERVER_WORDS and words.endswith("…")

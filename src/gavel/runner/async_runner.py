@@ -48,7 +48,14 @@ from gavel.io.files import plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
-from gavel.runner.failures import ANSWERED, INVALID_ANSWER, NO_SERVER, classify
+from gavel.runner.failures import (
+    ANSWERED,
+    HTTP_STATUS,
+    INVALID_ANSWER,
+    NO_SERVER,
+    Failure,
+    classify,
+)
 from gavel.runner.local import RunSummary, completed_ids, repair_tail
 from gavel.runner.retry import RetryPolicy, is_retryable, retry_after
 
@@ -56,6 +63,8 @@ log = logging.getLogger(__name__)
 
 #: Longest error message kept in a prediction.
 MAX_ERROR_CHARS = 1000
+#: Distinct failure causes printed on the console in one run (each once).
+MAX_SHOWN = 5
 
 
 class RunAborted(GavelError):
@@ -297,6 +306,8 @@ class _Runner:
         self.redact = getattr(model, "redact", None)
         self.consecutive = 0
         self.stop_reason: str | None = None
+        #: Causes already printed on the console.
+        self.shown: set[str] = set()
         #: Some request of this run got an answer from the endpoint (of any status), or at least
         #: a connection it then closed: a server is there.
         self.reached = False
@@ -339,6 +350,7 @@ class _Runner:
                 message = self._describe(error)
                 if attempt:
                     message += f" (after {attempt + 1} attempts)"
+                self._show(failure, request.sample_id, message)
                 # Replies that arrived but were refused (a judge's invalid scores) were paid for.
                 usage = getattr(error, "usage", None) or {}
                 self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
@@ -367,6 +379,17 @@ class _Runner:
             return await call
         return await asyncio.wait_for(call, self.timeout)
 
+    def _show(self, failure: Failure, sample_id: str, message: str) -> None:
+        """Print a failure on the console the first time its cause is seen (the file has every
+        one): a user sees the server's words without opening the predictions."""
+        if failure.kind == INVALID_ANSWER or failure.cause in self.shown:
+            return
+        self.shown.add(failure.cause)
+        if len(self.shown) <= MAX_SHOWN:
+            log.warning("%s failed: %s", sample_id, message)
+        elif len(self.shown) == MAX_SHOWN + 1:
+            log.warning("more failures of other causes: see the error lines of the output")
+
     def _endpoint(self) -> str:
         return getattr(self.model, "endpoint", None) or self.model.name
 
@@ -377,6 +400,8 @@ class _Runner:
         failure = classify(error)
         if failure.kind in NO_SERVER or failure.kind == "connection_reset":
             text = failure.cause  # the client's own words may say "timed out" for a refusal
+        elif failure.kind == HTTP_STATUS:
+            text = failure.cause  # "HTTP 422: <the server's words>", not "Error code: 422"
         message = f"{type(error).__name__}: {text}"
         if self.redact is not None:
             message = self.redact(message)
