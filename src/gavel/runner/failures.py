@@ -58,6 +58,11 @@ NO_SERVER = frozenset({CONNECTION_REFUSED, UNREACHABLE})
 #: least accepted the connection before closing it.
 ANSWERED = frozenset({HTTP_STATUS, INVALID_RESPONSE, INVALID_ANSWER, CONNECTION_RESET})
 
+#: Statuses another try, or another sample, gets the same way: a wrong key (401, 403), an
+#: unknown route or model (404, 400), a refused field (422, 400). A run stops when a few requests
+#: in a row fail with the same one and the same words (:mod:`gavel.runner.async_runner`).
+DETERMINISTIC_STATUS = frozenset({400, 401, 403, 404, 422})
+
 #: Longest part of a server's error body kept (in error lines and on the console).
 MAX_SERVER_WORDS = 500
 
@@ -86,6 +91,11 @@ class Failure:
     @property
     def spends_budget(self) -> bool:
         return self.kind != INVALID_ANSWER
+
+    @property
+    def deterministic(self) -> bool:
+        """A client error every sample gets alike (a wrong key, model or field)."""
+        return self.kind == HTTP_STATUS and self.status in DETERMINISTIC_STATUS
 
 
 def chain(error: BaseException) -> list[BaseException]:
