@@ -297,8 +297,8 @@ async def run_async(
     if unreachable:
         kept = ""
         if summary.answered or summary.skipped:
-            kept = (f" Everything answered is kept in {out}; rerun the same command to continue "
-                    "(failed samples are asked again).")  # fmt: skip
+            kept = (f" Everything written is kept in {out}; rerun the same command to continue "
+                    "(failed samples are asked again, answered ones are not).")  # fmt: skip
         raise RunAborted(f"stopped: {summary.aborted}{kept} {summary.describe()}", summary)
     if summary.aborted:
         raise RunAborted(
@@ -467,10 +467,10 @@ class _Runner:
         hint = advice(failure.status, failure.server) if callable(advice) else (
             "check the model name, the API key and the base URL"
         )  # fmt: skip
-        said = failure.server or message
+        said = (failure.server or message).rstrip(". ")
+        what = "the first request" if self.refusals == 1 else f"{self.refusals} requests in a row"
         self.stop_message = (
-            f"every request is refused alike ({self.refusals} in a row) by "
-            f"{self._endpoint()}: HTTP {failure.status}: {said}. {hint}."
+            f"{self._endpoint()} refused {what}, alike: HTTP {failure.status}: {said}. {hint}."
         )
 
     def _show(self, failure: Failure, sample_id: str, message: str) -> None:
