@@ -296,12 +296,14 @@ def test_served_names_pass_and_a_missing_route_is_no_error(server):
     preflight(chat(server))
     server.served = [{"id": "vlm:latest", "owned_by": "library"}]  # Ollama names its tags
     preflight(chat(server))
+    server.served = [{"id": "models/vlm", "owned_by": "google"}]  # Gemini's prefix
+    preflight(chat(server))
     server.served = None  # 404, as a server without the route answers
     model = chat(server)
     preflight(model)
-    assert model.listed is None and server.models_asked == 3
+    assert model.listed is None and server.models_asked == 4
     preflight(model)
-    assert server.models_asked == 3  # asked once per model
+    assert server.models_asked == 4  # asked once per model
 
 
 @pytest.mark.parametrize(

@@ -286,7 +286,7 @@ class OpenAIChatModel:
             if not entries:
                 continue
             names = [entry["id"] for entry in entries]
-            if self.model in names or f"{self.model}:latest" in names:  # Ollama's tags
+            if _listed(self.model, names):
                 continue
             self.listed = names
             shown = ", ".join(names[:MAX_LISTED]) + (" …" if len(names) > MAX_LISTED else "")
@@ -455,6 +455,12 @@ class OpenAIChatModel:
                 for url in self.base_urls
             ]  # fmt: skip
         return clients[index]
+
+
+def _listed(model: str, names: list[str]) -> bool:
+    """Whether ``model`` is among ``names`` as servers spell them: as is, with Ollama's
+    default tag (``llava:latest``) or Gemini's ``models/`` prefix."""
+    return any(name in names for name in (model, f"{model}:latest", f"models/{model}"))
 
 
 def _answers_unlisted(entries: list[dict[str, Any]]) -> bool:
