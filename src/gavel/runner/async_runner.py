@@ -370,6 +370,7 @@ class _Runner:
             if answer is not None:
                 return self._prediction(request, answer, started, {"cached": True})
         attempt = 0
+        waits = 0
         while True:
             try:
                 answer = await self._call(request)
@@ -388,8 +389,8 @@ class _Runner:
                         "running, and is the base URL right?"
                     ) from None
                 elif failure.kind in NO_SERVER:  # it was there: wait for it to come back
-                    await self._wait_for_server(request, failure, attempt)
-                    attempt += 1
+                    await self._wait_for_server(request, failure, waits)
+                    waits += 1  # not an attempt: the request never reached a server
                     continue
                 if attempt < self.policy.retries and is_retryable(error):
                     wait = self.policy.delay(attempt, retry_after(error))
@@ -432,7 +433,7 @@ class _Runner:
             return await call
         return await asyncio.wait_for(call, self.timeout)
 
-    async def _wait_for_server(self, request: Request, failure: Failure, attempt: int) -> None:
+    async def _wait_for_server(self, request: Request, failure: Failure, waits: int) -> None:
         """Back off while the server is away; stop the run once it has been away too long."""
         now = time.monotonic()
         if self.away_since is None:
@@ -446,7 +447,7 @@ class _Runner:
                 f"come back within {self.outage_limit:.0f} s. Restart it and rerun the same "
                 "command: answered samples are not asked again."
             )
-        wait = min(self.policy.delay(min(attempt, 30)), OUTAGE_POLL, self.outage_limit - away)
+        wait = min(self.policy.delay(min(waits, 30)), OUTAGE_POLL, self.outage_limit - away)
         self.summary.retries += 1
         log.info("%s: %s; retry in %.2f s", request.sample_id, failure.cause, wait)
         await asyncio.sleep(max(wait, 0.01))
