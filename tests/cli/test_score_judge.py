@@ -181,7 +181,9 @@ def test_a_judge_error_from_the_server_is_in_the_per_sample_scores(
 ):
     server.plan = lambda body, number: fake.Fault(status=401, message="Incorrect API key given")
     done = score_with_judge(gavel, server, tmp_path)
-    assert done.returncode == 0, done.stderr
+    # A wrong key stops the judging after a few requests; everything else is written.
+    assert done.returncode == 2 and "the judge did not finish" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "--judge-api-key-env" in done.stderr
     run = tmp_path / "run"
     scores = [json.loads(line) for line in (run / "results.scores.jsonl").open()]
     errors = [s for s in scores if s.get("judge_status") == "judge_error"]
@@ -250,3 +252,25 @@ def test_an_unreachable_judge_stops_fast_but_every_other_metric_is_written(
     assert len(errors) == asked
     assert all("connection refused" in s["judge_detail"] for s in errors)
     assert any("rerun the same command to judge the rest" in w for w in results["warnings"])
+
+
+def test_a_judge_model_the_server_does_not_serve_fails_at_once(gavel, server, tmp_path, api_key):
+    server.served = [{"id": "gpt-judge", "object": "model", "owned_by": "vllm"}]
+    done = score_with_judge(gavel, server, tmp_path)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "does not serve the model 'judge-model'" in done.stderr and "gpt-judge" in done.stderr
+    assert "--judge openai:NAME" in done.stderr and "--judge-base-url" in done.stderr
+    assert server.hits == 0
+
+
+def test_a_judge_refusing_every_request_stops_with_the_servers_words(
+    gavel, server, fake, tmp_path, api_key
+):
+    server.plan = lambda body, number: fake.fastapi_detail(
+        "Unexpected fields in the request: {'temperature'}"
+    )
+    done = score_with_judge(gavel, server, tmp_path, "--judge-concurrency", "1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert server.hits == 3
+    assert "HTTP 422: Unexpected fields in the request: {'temperature'}" in done.stderr
+    assert "--judge-temperature" in done.stderr

@@ -268,3 +268,74 @@ def test_concurrent_questions_on_one_video_decode_it_once(
     asyncio.run(pair())
     assert len(calls) == 1 and len(server.received) == 2
     assert all(len(fake.image_urls(body)) == 5 for _, body, _ in server.received)
+
+
+def preflight(model: OpenAIChatModel) -> None:
+    async def once():
+        try:
+            await model.preflight()
+        finally:
+            await model.aclose()
+
+    asyncio.run(once())
+
+
+def test_a_model_the_server_does_not_serve_fails_before_any_request(server):
+    server.served = [{"id": "llava-7b", "object": "model", "owned_by": "vllm"},
+                     {"id": "qwen2-vl", "object": "model", "owned_by": "vllm"}]  # fmt: skip
+    with pytest.raises(ConfigError) as refused:
+        preflight(chat(server))
+    message = str(refused.value)
+    assert "does not serve the model 'vlm'" in message and "llava-7b, qwen2-vl" in message
+    assert "--model openai:NAME" in message and server.url in message
+    assert server.models_asked == 1 and server.hits == 0
+
+
+def test_served_names_pass_and_a_missing_route_is_no_error(server):
+    server.served = [{"id": "vlm"}]
+    preflight(chat(server))
+    server.served = [{"id": "vlm:latest", "owned_by": "library"}]  # Ollama names its tags
+    preflight(chat(server))
+    server.served = [{"id": "models/vlm", "owned_by": "google"}]  # Gemini's prefix
+    preflight(chat(server))
+    server.served = None  # 404, as a server without the route answers
+    model = chat(server)
+    preflight(model)
+    assert model.listed is None and server.models_asked == 4
+    preflight(model)
+    assert server.models_asked == 4  # asked once per model
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"id": "tiny.gguf", "object": "model", "owned_by": "llamacpp"},
+        {"id": "org/cached", "object": "model", "owned_by": "org", "status": {"value": "loaded"}},
+    ],
+)
+def test_servers_that_answer_unlisted_names_only_note_the_list(server, entry):
+    server.served = [entry]
+    model = chat(server)
+    preflight(model)  # llama-server answers any name; transformers serve loads paths
+    assert model.listed == [entry["id"]]
+    assert model.refusals_to_stop(400) == 1  # a refusal then stops at once
+    assert entry["id"] in model.advice(400, "model not found")
+
+
+def test_the_advice_speaks_of_the_judges_flags_when_it_is_the_judge(server):
+    from gavel.judge.apply import JUDGE_FLAGS
+
+    model = chat(server, extra_body={"reasoning_effort": "low"})
+    model.flags = dict(JUDGE_FLAGS)
+    assert "--judge-api-key-env" in model.advice(401, "bad key")
+    said = model.advice(422, "Unexpected fields in the request: {'reasoning_effort'}")
+    assert "'reasoning_effort'" in said and "--judge-extra-body" in said
+    assert "--judge openai:NAME" in model.advice(400, "The model `vlm` does not exist.")
+    assert "ends in /v1" in model.advice(404, "Not Found")
+
+
+def test_only_standard_fields_are_sent_by_default(server):
+    ask(chat(server), Request("a", "gavel", "p"))
+    _, body, _ = server.received[-1]
+    assert set(body) == {"model", "messages", "max_tokens", "temperature"}
+    assert body["max_tokens"] == 1024 and body["messages"][-1]["content"] == "p"

@@ -6,9 +6,14 @@ blocks its own connection, as a real server's slow reply does.
 
 ``POST /v1/chat/completions`` answers ``choices[0].message.content`` and ``usage``. The reply
 text echoes the prompt (``echo: <prompt>``), so a test can tell which request an answer belongs
-to, unless :attr:`FakeOpenAIServer.reply` computes it (a judge's JSON, say). Faults are planned per request by :attr:`FakeOpenAIServer.plan`, a function of the parsed
-request body and the request's number that returns a :class:`Fault` or ``None``;
-:func:`faults_by_marker` builds one from ``{text found in the prompt: [fault, fault, ...]}``.
+to, unless :attr:`FakeOpenAIServer.reply` computes it (a judge's JSON, say). Faults are planned
+per request by :attr:`FakeOpenAIServer.plan`, a function of the parsed request body and the
+request's number that returns a :class:`Fault` or ``None``; :func:`faults_by_marker` builds one
+from ``{text found in the prompt: [fault, fault, ...]}``.
+
+``GET /v1/models`` lists :attr:`FakeOpenAIServer.served` (404, as FastAPI says it, while that is
+``None``). :meth:`FakeOpenAIServer.kill` stops it as a killed process stops: the port closed and
+every open connection reset; a new server on the same ``port`` is the restart.
 
 Not collected by pytest (the file name does not start with ``test_``). Run it as a script for
 the benchmark: ``python tests/runner/openai_server.py --latency 0.2`` prints ``PORT <n>``.
@@ -45,6 +50,27 @@ class Fault:
     drop: bool = False
     #: The error message sent with ``status`` (some servers echo what they were sent).
     message: str | None = None
+    #: The whole JSON error body sent with ``status`` instead of OpenAI's
+    #: ``{"error": {"message": ...}}``, e.g. FastAPI's ``{"detail": ...}``; bytes are sent raw.
+    payload: Any = None
+
+
+def fastapi_detail(detail: Any) -> Fault:
+    """A 422 as FastAPI servers (``transformers serve``) send it: ``{"detail": ...}``."""
+    return Fault(status=422, payload={"detail": detail})
+
+
+def unknown_model(name: str) -> Fault:
+    """A 400 for a model the server does not serve, in vLLM's words."""
+    return Fault(
+        status=400,
+        payload={
+            "object": "error",
+            "message": f"The model `{name}` does not exist.",
+            "type": "NotFoundError",
+            "code": 400,
+        },
+    )
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -87,7 +113,7 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAIServer:
     """Start with ``with FakeOpenAIServer() as server:``; ``server.url`` is the base URL."""
 
-    def __init__(self, *, latency: float = 0.0, record: bool = True):
+    def __init__(self, *, latency: float = 0.0, record: bool = True, port: int = 0):
         self.latency = latency
         self.record = record
         self.plan: Callable[[dict[str, Any], int], Fault | None] | None = None
@@ -100,8 +126,13 @@ class FakeOpenAIServer:
         self.prompts: Counter[str] = Counter()
         #: (time received, parsed body, Authorization header) of every request, when recording.
         self.received: list[tuple[float, dict[str, Any], str | None]] = []
+        #: The entries ``GET /v1/models`` lists (``[{"id": ...}]``); None: no such route.
+        self.served: list[dict[str, Any]] | None = None
+        #: How often ``GET /v1/models`` was asked.
+        self.models_asked = 0
         self._lock = threading.Lock()
-        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
+        self._connections: set[socket.socket] = set()
+        self._httpd = _Server(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self.port = self._httpd.server_address[1]
@@ -119,6 +150,16 @@ class FakeOpenAIServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
+    def kill(self) -> None:
+        """Stop as a killed process does: nothing listens, open connections are reset."""
+        self.__exit__(None, None, None)
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+                connection.close()
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -131,6 +172,22 @@ class FakeOpenAIServer:
                 # the client's delayed ACK add ~40 ms to every reply, as with any real server
                 # that forgot it.
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                with contextlib.suppress(OSError):
+                    super().finish()
+
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.models_asked += self.path.endswith("/models")
+                if not self.path.endswith("/models") or server.served is None:
+                    self._send(404, {"detail": "Not Found"})
+                    return
+                self._send(200, {"object": "list", "data": server.served})
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
@@ -161,6 +218,11 @@ class FakeOpenAIServer:
                 if fault and fault.status:
                     text = fault.message or f"injected {fault.status}"
                     message = {"error": {"message": text, "type": "test"}}
+                    if isinstance(fault.payload, bytes):  # not JSON: a proxy's HTML page
+                        self._send_raw(fault.status, fault.payload, fault.headers)
+                        return
+                    if fault.payload is not None:
+                        message = fault.payload
                     self._send(fault.status, message, fault.headers)
                     return
                 if fault and fault.body is not None:

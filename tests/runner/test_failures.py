@@ -18,9 +18,9 @@ import pytest
 from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.records import Prediction
-from gavel.runner.async_runner import FailureBudget, RunAborted, run_async
+from gavel.runner.async_runner import SAME_REFUSALS, FailureBudget, RunAborted, run_async
 from gavel.runner.cache import AnswerCache
-from gavel.runner.failures import classify
+from gavel.runner.failures import MAX_SERVER_WORDS, classify
 from gavel.runner.retry import RetryPolicy
 from gavel.runner.validating import ValidatingModel
 
@@ -93,26 +93,80 @@ def test_an_endpoint_where_nothing_listens_stops_the_run_at_once(api_key, tmp_pa
     assert "0 answered" in summary.describe()
 
 
-def test_a_server_lost_mid_run_is_retried_and_each_line_names_the_cause(fake, api_key, tmp_path):
+def test_a_server_killed_mid_run_is_waited_for_then_the_run_stops_with_all_kept(
+    fake, api_key, tmp_path
+):
     out = tmp_path / "p.jsonl"
     server = fake.FakeOpenAIServer().__enter__()
 
     def die_at_the_third(body, number):
         if number != 3:
             return None
-        threading.Thread(target=server.__exit__, args=(None, None, None)).start()
+        threading.Thread(target=server.kill).start()
         return fake.Fault(drop=True)  # the server goes away; its port is closed from now on
 
     server.plan = die_at_the_third
-    summary = run(chat(server.url), requests(6), out, concurrency=1)
-    assert (summary.answered, summary.errors) == (6, 4)
-    assert summary.retries == 4 * 3  # the run had reached the server: its loss is retried
-    failed = [line for line in lines(out) if "error" in line]
-    assert [line["id"] for line in failed] == ["s2", "s3", "s4", "s5"]
-    for line in failed:
-        assert line["error_kind"] == "connection_refused"
-        assert "connection refused" in line["error"] and "(after 4 attempts)" in line["error"]
-    assert "APITimeoutError: Request timed out" not in out.read_text()
+    started = time.monotonic()
+    with pytest.raises(RunAborted, match="went away") as stopped:
+        run(chat(server.url), requests(6), out, concurrency=1, outage_limit=1.0)
+    assert 1.0 <= time.monotonic() - started < 30
+    message = str(stopped.value)
+    assert "connection refused" in message and "within 1 s" in message
+    assert "rerun the same command" in message and str(out) in message
+    assert "APITimeoutError" not in message
+    # What was answered is kept; the request in flight is not written, so a rerun asks it.
+    assert [line["id"] for line in lines(out)] == ["s0", "s1"]
+    assert all("error" not in line for line in lines(out))
+    assert stopped.value.summary.retries > 1  # it kept trying while the server was away
+
+
+def test_a_server_restarted_in_time_finds_the_run_going_on(fake, api_key, tmp_path):
+    out = tmp_path / "p.jsonl"
+    first = fake.FakeOpenAIServer().__enter__()
+    port = first.port
+    restarted: list = []
+
+    def die_at_the_third(body, number):
+        if number != 3:
+            return None
+
+        def kill_and_restart():
+            first.kill()
+            time.sleep(0.5)
+            restarted.append(fake.FakeOpenAIServer(port=port).__enter__())
+
+        threading.Thread(target=kill_and_restart).start()
+        return fake.Fault(drop=True)
+
+    first.plan = die_at_the_third
+    try:
+        summary = run(chat(first.url), requests(6), out, concurrency=1, outage_limit=30.0)
+    finally:
+        for server in restarted:
+            server.__exit__(None, None, None)
+    assert (summary.answered, summary.errors) == (6, 0)
+    assert sorted(line["id"] for line in lines(out)) == [f"s{i}" for i in range(6)]
+    (second,) = restarted
+    assert sum(second.prompts.values()) == 4  # s2 (lost in flight) to s5, each asked once
+
+
+def test_a_rerun_after_a_restart_asks_only_what_was_not_answered(fake, api_key, tmp_path):
+    out = tmp_path / "p.jsonl"
+    server = fake.FakeOpenAIServer().__enter__()
+    port = server.port
+    server.plan = lambda body, number: (
+        threading.Thread(target=server.kill).start() or fake.Fault(drop=True)
+    ) if number == 4 else None  # fmt: skip
+    with pytest.raises(RunAborted, match="went away"):
+        run(chat(server.url), requests(8), out, concurrency=1, outage_limit=0.5)
+    answered = [line["id"] for line in lines(out)]
+    assert answered == ["s0", "s1", "s2"]
+    with fake.FakeOpenAIServer(port=port) as again:
+        summary = run(chat(again.url), requests(8), out, concurrency=2)
+        asked = set(again.prompts)
+    assert summary.skipped == 3 and summary.answered == 5
+    assert asked == {f"<s{i}> is it?" for i in range(3, 8)}  # the answered ones not re-asked
+    assert sorted(line["id"] for line in lines(out)) == [f"s{i}" for i in range(8)]
 
 
 def test_refused_replies_never_spend_the_failure_budget(server, api_key, tmp_path):
@@ -203,3 +257,116 @@ def test_ctrl_c_ends_with_a_summary_and_keeps_the_answers(server, api_key, tmp_p
     assert "interrupted:" in stderr and "Traceback" not in stderr
     assert f"{len(written)} answered" in stderr and str(out) in stderr
     assert "rerun the same command to continue" in stderr
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        (  # transformers serve and other FastAPI servers
+            {"status": 422, "payload": {"detail": "Unexpected fields in the request: {'x'}"}},
+            "HTTP 422: Unexpected fields in the request: {'x'}",
+        ),
+        (  # FastAPI's own validation errors: a list of {loc, msg}
+            {"status": 422, "payload": {"detail": [
+                {"loc": ["body", "max_tokens"], "msg": "Input should be a valid integer",
+                 "type": "int_parsing"}]}},
+            "HTTP 422: body.max_tokens: Input should be a valid integer",
+        ),
+        (  # vLLM's unknown model
+            {"status": 400, "payload": {"object": "error", "type": "NotFoundError", "code": 400,
+                                        "message": "The model `nope` does not exist."}},
+            "HTTP 400: The model `nope` does not exist.",
+        ),
+        ({"status": 401, "message": "Incorrect API key provided"},
+         "HTTP 401: Incorrect API key provided"),
+        ({"status": 502, "payload": b"<html>Bad Gateway</html>"},
+         "HTTP 502: <html>Bad Gateway</html>"),
+    ],
+)  # fmt: skip
+def test_the_servers_own_words_are_kept_with_the_status(
+    server, fake, api_key, tmp_path, caplog, fault, words
+):
+    server.plan = lambda body, number: fake.Fault(**fault)
+    out = tmp_path / "p.jsonl"
+    with caplog.at_level("WARNING", logger="gavel"):
+        run(chat(server.url), requests(1), out, retries=RetryPolicy(retries=0))
+    (line,) = lines(out)
+    assert words in line["error"] and line["error_kind"] == "http_status"
+    assert words in caplog.text  # on the console too, not only in the file
+
+
+def test_a_long_error_body_is_cut_and_its_secrets_redacted(server, fake, api_key, tmp_path):
+    echoed = (
+        f"Authorization: Bearer {api_key} rejected for https://alice:hunter2@proxy.local/v1 "
+        "api_key=abcd1234efgh token: 'tok-9f8e7d6c' other key sk-proj-ZZZZZZZZZZZZZZZZ "
+    )
+    server.plan = lambda body, number: fake.Fault(
+        status=403, payload={"detail": echoed + "x" * 2000}
+    )
+    out = tmp_path / "p.jsonl"
+    run(chat(server.url), requests(1), out, retries=RetryPolicy(retries=0))
+    error = lines(out)[0]["error"]
+    for secret in (api_key, "hunter2", "alice", "abcd1234efgh", "tok-9f8e7d6c", "sk-proj-ZZZ"):
+        assert secret not in error
+    assert "Bearer ***" in error and "https://***@proxy.local/v1" in error
+    words = error.split("HTTP 403: ", 1)[1]
+    assert len(words) == MAX_SERVER_WORDS and words.endswith("…")
+
+
+def test_a_wrong_key_stops_after_a_few_requests_and_a_rerun_asks_them_again(
+    server, fake, api_key, tmp_path
+):
+    out = tmp_path / "p.jsonl"
+    server.plan = lambda body, number: fake.Fault(status=401, message="Incorrect API key")
+    with pytest.raises(RunAborted, match="requests in a row, alike") as stopped:
+        run(chat(server.url), requests(30), out, concurrency=1)
+    message = str(stopped.value)
+    assert server.hits == SAME_REFUSALS  # not 30 requests for one wrong key
+    assert "HTTP 401: Incorrect API key" in message
+    assert "GAVEL_TEST_KEY" in message and "--api-key-env" in message and server.url in message
+    assert api_key not in message
+    assert [line["error_kind"] for line in lines(out)] == ["http_status"] * SAME_REFUSALS
+    server.plan = None  # the key fixed: the refused samples are asked again, nothing twice
+    summary = run(chat(server.url), requests(30), out, concurrency=4)
+    assert summary.errors_retried == SAME_REFUSALS and summary.errors == 0
+    assert sorted(line["id"] for line in lines(out)) == sorted(f"s{i}" for i in range(30))
+
+
+@pytest.mark.parametrize(
+    ("options", "field", "flag"),
+    [
+        ({"temperature": 0.0}, "temperature", "--temperature"),
+        ({"extra_body": {"response_format": {"type": "json_object"}}}, "response_format",
+         "extra_body"),
+    ],
+)  # fmt: skip
+def test_a_refused_field_is_named_with_the_setting_that_sent_it(
+    server, fake, api_key, tmp_path, options, field, flag
+):
+    server.plan = lambda body, number: fake.fastapi_detail(
+        f"Unexpected fields in the request: {{'{field}'}}"
+    )
+    with pytest.raises(RunAborted) as stopped:
+        run(chat(server.url, **options), requests(10), tmp_path / "p.jsonl", concurrency=2)
+    message = str(stopped.value)
+    assert f"HTTP 422: Unexpected fields in the request: {{'{field}'}}" in message
+    assert f"refuses the field '{field}'" in message and flag in message
+
+
+def test_refusals_that_differ_per_sample_do_not_stop_the_run(server, fake, api_key, tmp_path):
+    def too_long_sometimes(body, number):
+        if number % 2:
+            return fake.Fault(status=400, message=f"prompt of {100 + number} tokens is too long")
+        return None
+
+    server.plan = too_long_sometimes
+    summary = run(chat(server.url), requests(12), tmp_path / "p.jsonl", concurrency=1)
+    assert (summary.answered, summary.errors) == (12, 6)  # no stop: each sample its own answer
+
+
+def test_refusals_between_answers_do_not_stop_the_run(server, fake, api_key, tmp_path):
+    server.plan = lambda body, number: (
+        fake.Fault(status=404, message="no such image") if number % 3 else None
+    )
+    summary = run(chat(server.url), requests(12), tmp_path / "p.jsonl", concurrency=1)
+    assert (summary.answered, summary.errors) == (12, 8)

@@ -87,7 +87,12 @@ def batching_settings(model, window: int) -> dict[str, object]:
     default=None,
     help="Environment variable holding the API key [default: OPENAI_API_KEY].",
 )
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Token limit of an answer; openai: always sent [default: 1024].",
+)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),

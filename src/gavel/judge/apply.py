@@ -16,6 +16,16 @@ from gavel.judge.items import JUDGE_ERROR, Judged, JudgeItem, attach, judge_item
 from gavel.manifest import redact_userinfo
 from gavel.records import GavelSample, GavelScore, Result
 
+#: The command line's names for the judge's settings (see ``OpenAIChatModel.advice``).
+JUDGE_FLAGS = {
+    "model": "--judge openai:NAME",
+    "base_url": "--judge-base-url",
+    "api_key_env": "--judge-api-key-env",
+    "max_tokens": "--judge-max-tokens",
+    "temperature": "--judge-temperature",
+    "extra_body": "--judge-extra-body",
+}
+
 
 class Judge(Protocol):
     name: str
@@ -70,6 +80,7 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
     )
     if options.max_tokens == 0:  # 0 on the command line: send no token limit at all
         model.max_tokens = None  # type: ignore[attr-defined]
+    model.flags = dict(JUDGE_FLAGS)  # type: ignore[attr-defined]  # what a refusal's advice names
     return LLMJudge(
         model,
         concurrency=options.concurrency,

@@ -13,6 +13,19 @@ falls back to the placeholder ``EMPTY``, with a note; for api.openai.com it is a
 
 One call makes one attempt: retries, backoff and the failure budget belong to the runner
 (:func:`gavel.runner.async_runner.run_async`).
+
+What is sent is the standard subset every server takes: ``model``, ``messages``, ``max_tokens``
+(1024 unless told, so a server's own default, sometimes unbounded, never applies) and
+``temperature`` (0 unless told). Anything else (``response_format``, reasoning options, a
+server's own fields) is sent only when asked for, through ``extra_body``. When a server refuses
+a request, :meth:`OpenAIChatModel.advice` says what to check in the user's own flags, naming
+the optional field the server named.
+
+Before a run, :meth:`OpenAIChatModel.preflight` asks ``GET /models`` (a few seconds at most;
+a server without the route is not asked again) and stops at once, listing what the server
+serves, when the model is not among them. llama.cpp's server and ``transformers serve`` answer
+names they do not list (the one model they hold, a model loaded on demand), so for them the
+list is only remembered: the first refusal then stops the run, with the list.
 """
 
 from __future__ import annotations
@@ -51,6 +64,21 @@ IMAGE_FORMATS = ("auto", "png", "jpeg")
 JPEG_QUALITY = 95
 #: Seconds one attempt may take (``--timeout``): connecting, sending, and the whole reply.
 DEFAULT_TIMEOUT = 300.0
+#: Tokens one answer may take unless told (``--max-tokens``); always sent.
+DEFAULT_MAX_TOKENS = 1024
+#: Seconds ``GET /models`` may take before a run; a slower or missing route is skipped.
+PREFLIGHT_TIMEOUT = 5.0
+#: Served models listed in a message at most.
+MAX_LISTED = 20
+#: The command line's names for the settings, in what the advice after a refusal says.
+GENERATE_FLAGS = {
+    "model": "--model openai:NAME",
+    "base_url": "--base-url",
+    "api_key_env": "--api-key-env",
+    "max_tokens": "--max-tokens",
+    "temperature": "--temperature",
+    "extra_body": "the extra_body option",
+}
 
 
 class OpenAIChatModel:
@@ -70,7 +98,7 @@ class OpenAIChatModel:
         *,
         base_urls: Sequence[str] | str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
-        max_tokens: int | None = 1024,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
         temperature: float | None = 0.0,
         max_image_side: int | None = None,
         frames: int | None = None,
@@ -127,6 +155,11 @@ class OpenAIChatModel:
         self._next = 0
         self._clients: dict[asyncio.AbstractEventLoop, list[Any]] = {}
         self._bridge: _LoopThread | None = None
+        #: The flag names the advice after a refusal speaks of (the judge has its own).
+        self.flags = dict(GENERATE_FLAGS)
+        #: What ``GET /models`` listed when the model was not among it (else None).
+        self.listed: list[str] | None = None
+        self._checked = False
 
     def __repr__(self) -> str:  # the default would be harmless, but be explicit: no key
         return f"OpenAIChatModel({self.model!r}, base_urls={self.base_urls!r})"
@@ -240,6 +273,95 @@ class OpenAIChatModel:
         for client in self._clients.pop(asyncio.get_running_loop(), []):
             await client.close()
 
+    # --- before and after a run's failures ---------------------------------------------------
+
+    async def preflight(self) -> None:
+        """Ask each server which models it serves; raise :class:`ConfigError` naming them when
+        this model is not among them. Anything else (no such route, a slow or failing server,
+        a reply of another shape) is left to the run itself, which reports it."""
+        if self._checked:
+            return
+        self._checked = True
+        for index, url in enumerate(self.base_urls):
+            entries = await self._served(index)
+            if not entries:
+                continue
+            names = [entry["id"] for entry in entries]
+            if _listed(self.model, names):
+                continue
+            self.listed = names
+            shown = ", ".join(names[:MAX_LISTED]) + (" …" if len(names) > MAX_LISTED else "")
+            if _answers_unlisted(entries):
+                log.info("%s lists %s, not %r", url, shown, self.model)
+                continue
+            raise ConfigError(
+                f"{url} does not serve the model {self.model!r}; it serves: {shown}. Check "
+                f"{self.flags['model']} (a name as GET {url}/models lists it) and "
+                f"{self.flags['base_url']}"
+            )
+
+    async def _served(self, index: int) -> list[dict[str, Any]] | None:
+        client = self._client(index).with_options(timeout=PREFLIGHT_TIMEOUT)
+        try:
+            reply = await client.get("/models", cast_to=object)
+        except Exception as error:  # no such route (404, 405), auth, down: not ours to judge
+            log.debug("GET %s/models: %s", self.base_urls[index], self.redact(str(error)))
+            return None
+        data = reply.get("data") if isinstance(reply, dict) else None
+        if not isinstance(data, list):
+            return None
+        return [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str)]
+
+    def refusals_to_stop(self, status: int | None) -> int:
+        """Requests refused alike before the run stops: one when the model is not listed and
+        the refusal may be about it, else the runner's default."""
+        from gavel.runner.async_runner import SAME_REFUSALS
+
+        return 1 if self.listed and status in (400, 404) else SAME_REFUSALS
+
+    def optional_fields(self) -> dict[str, str]:
+        """The fields sent beyond ``model`` and ``messages``, each with the setting that
+        sends it."""
+        fields = {}
+        if self.max_tokens is not None:
+            fields["max_tokens"] = self.flags["max_tokens"]
+        if self.temperature is not None:
+            fields["temperature"] = self.flags["temperature"]
+        for name in self.extra_body:
+            fields[name] = self.flags["extra_body"]
+        return fields
+
+    def advice(self, status: int | None, words: str | None) -> str:
+        """What to check after the server refused every request with ``status``."""
+        said = (words or "").lower()
+        flags = self.flags
+        if status in (401, 403):
+            return (
+                f"The server refused the API key: check that {self.api_key_env} "
+                f"({flags['api_key_env']} names another variable) holds a key for "
+                f"{self.endpoint}, and {flags['base_url']}"
+            )
+        named = [name for name in self.optional_fields() if name.lower() in said]
+        if named and status in (400, 422):
+            field = max(named, key=len)
+            return (
+                f"The server refuses the field {field!r}, sent because of "
+                f"{self.optional_fields()[field]}: leave it out or use a value this server "
+                "takes (docs/running.md lists what each server takes)"
+            )
+        listed = ""
+        if self.listed:
+            listed = f"; the server lists: {', '.join(self.listed[:MAX_LISTED])}"
+        if status == 404 and "model" not in said:
+            return (
+                f"No such route at {self.endpoint}: check {flags['base_url']} (it usually "
+                f"ends in /v1, as http://host:8000/v1){listed}"
+            )
+        return (
+            f"Check {flags['model']} (the name as GET /v1/models lists it), "
+            f"{flags['base_url']} and the options sent{listed}"
+        )
+
     # --- request building --------------------------------------------------------------------
 
     def build_content(
@@ -334,6 +456,22 @@ class OpenAIChatModel:
                 for url in self.base_urls
             ]  # fmt: skip
         return clients[index]
+
+
+def _listed(model: str, names: list[str]) -> bool:
+    """Whether ``model`` is among ``names`` as servers spell them: as is, with Ollama's
+    default tag (``llava:latest``) or Gemini's ``models/`` prefix."""
+    return any(name in names for name in (model, f"{model}:latest", f"models/{model}"))
+
+
+def _answers_unlisted(entries: list[dict[str, Any]]) -> bool:
+    """Servers that answer a model name they do not list: llama.cpp's (any name, its one
+    model) and ``transformers serve`` (its entries carry a load ``status``; it loads a model
+    path on request)."""
+    return any(
+        entry.get("owned_by") == "llamacpp" or isinstance(entry.get("status"), dict)
+        for entry in entries
+    )
 
 
 def _http_client(timeout: float) -> Any:

@@ -22,6 +22,19 @@ Only failures of the endpoint spend the budget: a reply that arrived but was ref
 reply without a valid score, :class:`gavel.runner.validating.InvalidAnswerError`) is written as
 an error line of its own sample and never stops the run (:mod:`gavel.runner.failures`).
 
+A client error that every sample gets alike (a wrong API key, an unknown model or route, a
+refused field: 400, 401, 403, 404, 422 with the same words from the server) stops the run after
+:data:`SAME_REFUSALS` requests in a row got it, with one message: what failed, the server's
+words and what to check (the model's ``advice``). Their error lines are dropped by the next run
+like any other, so a rerun after the fix asks those samples. Before anything is sent the model's
+``preflight`` runs, when it has one: an OpenAI-compatible server is asked which models it serves.
+
+A server that goes away after the run reached it (connection refused) is waited for: the
+requests are retried with backoff for up to ``outage_limit`` seconds (:data:`OUTAGE_LIMIT`)
+without spending their retries, so a server restarted in that time finds the run going on. Past
+it the run stops with everything answered kept and the requests in flight left unwritten: a
+rerun once the server is back asks only those.
+
 Each error line names the real cause (``connection refused``, not the client's
 ``Request timed out.``) and its ``error_kind``. When the endpoint refuses the connection (or its
 host does not resolve) before any request of the run reached it, nothing is retried: the run
@@ -48,7 +61,14 @@ from gavel.io.files import AppendFile, plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
-from gavel.runner.failures import ANSWERED, INVALID_ANSWER, NO_SERVER, classify
+from gavel.runner.failures import (
+    ANSWERED,
+    HTTP_STATUS,
+    INVALID_ANSWER,
+    NO_SERVER,
+    Failure,
+    classify,
+)
 from gavel.runner.local import RunSummary, completed_ids, repair_tail
 from gavel.runner.retry import RetryPolicy, is_retryable, retry_after
 
@@ -56,6 +76,14 @@ log = logging.getLogger(__name__)
 
 #: Longest error message kept in a prediction.
 MAX_ERROR_CHARS = 1000
+#: Distinct failure causes printed on the console in one run (each once).
+MAX_SHOWN = 5
+#: Requests in a row refused alike with a deterministic client error before the run stops.
+SAME_REFUSALS = 3
+#: Seconds a server that went away (connection refused) is waited for before the run stops.
+OUTAGE_LIMIT = 60.0
+#: The longest wait between two tries while the server is away, so a restart is seen soon.
+OUTAGE_POLL = 5.0
 
 
 class RunAborted(GavelError):
@@ -179,6 +207,11 @@ class _Unreachable(_BudgetExceeded):
     """No server answers at the endpoint: stop before anything else is sent."""
 
 
+class _Stop(_BudgetExceeded):
+    """The run cannot go on (a deterministic refusal, a server gone); the message says why and
+    what to do."""
+
+
 async def run_async(
     model: Model,
     requests: Iterable[Request],
@@ -195,14 +228,17 @@ async def run_async(
     retry_errors: bool = True,
     fsync_interval: float = 1.0,
     summary: AsyncRunSummary | None = None,
+    outage_limit: float = OUTAGE_LIMIT,
 ) -> AsyncRunSummary:
     """Answer every request not already answered in ``out``; returns what was done.
 
     ``model`` may offer ``async answer_async(request)``; otherwise its ``answer`` runs in a
     thread. ``timeout`` bounds each attempt (on top of the adapter's own HTTP timeout).
     ``cache`` is an :class:`AnswerCache` or the path of its SQLite file. Raises
-    :class:`RunAborted` when the failure budget runs out. ``summary``, when given, is filled in
-    as the run goes, so a caller still has it when the run is interrupted.
+    :class:`RunAborted` when the failure budget runs out, when requests in a row are refused
+    alike, or when the server is away for longer than ``outage_limit`` seconds. ``summary``,
+    when given, is filled in as the run goes, so a caller still has it when the run is
+    interrupted.
     """
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
@@ -212,11 +248,15 @@ async def run_async(
     if summary is None:
         summary = AsyncRunSummary(model=model.name)
     summary.model = model.name
+    preflight = getattr(model, "preflight", None)
+    if preflight is not None:
+        await preflight()  # e.g. the model is not among those the server serves: stop now
     summary.errors_retried = drop_errors(out) if retry_errors else 0
     seen = completed_ids(out)
     own_cache = cache is not None and not isinstance(cache, AnswerCache)
     store = AnswerCache(cache) if own_cache else cache  # type: ignore[arg-type]
     runner = _Runner(model, store, policy, failure_budget, timeout, summary)
+    runner.outage_limit = outage_limit
     remaining = None if total is None else max(total - len(seen), 0)
     started = time.perf_counter()
     iterator = iter(requests)
@@ -241,6 +281,8 @@ async def run_async(
                 last_sync = time.monotonic()
             runner.count(prediction)
             bar.advance(summary)
+            if runner.stop_message:
+                raise _Stop(runner.stop_message)
             if runner.stop_reason:
                 raise _BudgetExceeded(runner.stop_reason)
 
@@ -249,7 +291,7 @@ async def run_async(
     try:
         with bar:
             await asyncio.gather(*workers)
-    except _Unreachable as stop:
+    except (_Unreachable, _Stop) as stop:
         summary.aborted = str(stop)
         unreachable = True
     except _BudgetExceeded as stop:
@@ -269,7 +311,11 @@ async def run_async(
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
     if unreachable:
-        raise RunAborted(f"stopped: {summary.aborted} {summary.describe()}", summary)
+        kept = ""
+        if summary.answered or summary.skipped:
+            kept = (f" Everything written is kept in {out}; rerun the same command to continue "
+                    "(failed samples are asked again, answered ones are not).")  # fmt: skip
+        raise RunAborted(f"stopped: {summary.aborted}{kept} {summary.describe()}", summary)
     if summary.aborted:
         raise RunAborted(
             f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
@@ -313,6 +359,16 @@ class _Runner:
         self.redact = getattr(model, "redact", None)
         self.consecutive = 0
         self.stop_reason: str | None = None
+        #: Causes already printed on the console.
+        self.shown: set[str] = set()
+        #: The deterministic refusal the latest failed requests got, and how many in a row.
+        self.refusal: tuple[int | None, str | None] | None = None
+        self.refusals = 0
+        #: Why the run must stop now (a refusal every sample gets, the server gone), for the user.
+        self.stop_message: str | None = None
+        self.outage_limit = OUTAGE_LIMIT
+        #: When the server was first found away (connection refused after it had answered).
+        self.away_since: float | None = None
         #: Some request of this run got an answer from the endpoint (of any status), or at least
         #: a connection it then closed: a server is there.
         self.reached = False
@@ -330,20 +386,28 @@ class _Runner:
             if answer is not None:
                 return self._prediction(request, answer, started, {"cached": True})
         attempt = 0
+        waits = 0
         while True:
             try:
                 answer = await self._call(request)
                 self.reached = True
+                self.away_since = None
+                self.refusals = 0
                 break
             except Exception as error:
                 failure = classify(error)
                 if failure.kind in ANSWERED:
                     self.reached = True
+                    self.away_since = None
                 elif failure.kind in NO_SERVER and not self.reached:
                     raise _Unreachable(
                         f"cannot reach {self._endpoint()}: {failure.cause}. Is the server "
                         "running, and is the base URL right?"
                     ) from None
+                elif failure.kind in NO_SERVER:  # it was there: wait for it to come back
+                    await self._wait_for_server(request, failure, waits)
+                    waits += 1  # not an attempt: the request never reached a server
+                    continue
                 if attempt < self.policy.retries and is_retryable(error):
                     wait = self.policy.delay(attempt, retry_after(error))
                     attempt += 1
@@ -355,6 +419,8 @@ class _Runner:
                 message = self._describe(error)
                 if attempt:
                     message += f" (after {attempt + 1} attempts)"
+                self._show(failure, request.sample_id, message)
+                self._note_refusal(failure, message)
                 # Replies that arrived but were refused (a judge's invalid scores) were paid for.
                 usage = getattr(error, "usage", None) or {}
                 self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
@@ -383,6 +449,58 @@ class _Runner:
             return await call
         return await asyncio.wait_for(call, self.timeout)
 
+    async def _wait_for_server(self, request: Request, failure: Failure, waits: int) -> None:
+        """Back off while the server is away; stop the run once it has been away too long."""
+        now = time.monotonic()
+        if self.away_since is None:
+            self.away_since = now
+            log.warning("%s is not answering (%s); waiting up to %.0f s for it to come back",
+                        self._endpoint(), failure.cause, self.outage_limit)  # fmt: skip
+        away = now - self.away_since
+        if away >= self.outage_limit:
+            raise _Stop(
+                f"the server at {self._endpoint()} went away ({failure.cause}) and did not "
+                f"come back within {self.outage_limit:.0f} s. Restart it and rerun the same "
+                "command: answered samples are not asked again."
+            )
+        wait = min(self.policy.delay(min(waits, 30)), OUTAGE_POLL, self.outage_limit - away)
+        self.summary.retries += 1
+        log.info("%s: %s; retry in %.2f s", request.sample_id, failure.cause, wait)
+        await asyncio.sleep(max(wait, 0.01))
+
+    def _note_refusal(self, failure: Failure, message: str) -> None:
+        """Count requests in a row refused alike; past :data:`SAME_REFUSALS` the run stops."""
+        if not failure.deterministic:
+            self.refusals = 0
+            return
+        key = (failure.status, failure.server)
+        self.refusals = self.refusals + 1 if key == self.refusal else 1
+        self.refusal = key
+        limit = getattr(self.model, "refusals_to_stop", None)
+        limit = limit(failure.status) if callable(limit) else SAME_REFUSALS
+        if self.refusals < limit or self.stop_message is not None:
+            return
+        advice = getattr(self.model, "advice", None)
+        hint = advice(failure.status, failure.server) if callable(advice) else (
+            "check the model name, the API key and the base URL"
+        )  # fmt: skip
+        said = (failure.server or message).rstrip(". ")
+        what = "the first request" if self.refusals == 1 else f"{self.refusals} requests in a row"
+        self.stop_message = (
+            f"{self._endpoint()} refused {what}, alike: HTTP {failure.status}: {said}. {hint}."
+        )
+
+    def _show(self, failure: Failure, sample_id: str, message: str) -> None:
+        """Print a failure on the console the first time its cause is seen (the file has every
+        one): a user sees the server's words without opening the predictions."""
+        if failure.kind == INVALID_ANSWER or failure.cause in self.shown:
+            return
+        self.shown.add(failure.cause)
+        if len(self.shown) <= MAX_SHOWN:
+            log.warning("%s failed: %s", sample_id, message)
+        elif len(self.shown) == MAX_SHOWN + 1:
+            log.warning("more failures of other causes: see the error lines of the output")
+
     def _endpoint(self) -> str:
         return getattr(self.model, "endpoint", None) or self.model.name
 
@@ -393,6 +511,8 @@ class _Runner:
         failure = classify(error)
         if failure.kind in NO_SERVER or failure.kind == "connection_reset":
             text = failure.cause  # the client's own words may say "timed out" for a refusal
+        elif failure.kind == HTTP_STATUS:
+            text = failure.cause  # "HTTP 422: <the server's words>", not "Error code: 422"
         message = f"{type(error).__name__}: {text}"
         if self.redact is not None:
             message = self.redact(message)
@@ -422,6 +542,7 @@ class _Runner:
         summary.cached += bool(prediction.meta and prediction.meta.get("cached"))
         if prediction.error is None:
             self.consecutive = 0
+            self.refusals = 0
             return
         summary.errors += 1
         if prediction.error_kind == INVALID_ANSWER:  # the endpoint is fine: not a run failure

@@ -19,6 +19,13 @@ invalid_answer       a completion arrived but its text is refused (a      no
 other                anything else                                        yes
 ==================== =================================================== ================
 
+An error status comes with the server's own words (:func:`server_words`): OpenAI's
+``{"error": {"message": ...}}``, FastAPI's ``{"detail": ...}`` (a string, or a list of
+validation errors), vLLM's ``{"message": ...}`` or plain text, cut to :data:`MAX_SERVER_WORDS`
+characters with anything that looks like a secret (API keys, bearer tokens, a URL's
+``user:password@``) replaced by ``***``. The client's own message often drops them
+(``Error code: 422``), and they are what names the cause: the field refused, the model unknown.
+
 A refused answer says nothing about the endpoint: it arrived, and was paid for. It is a
 per-sample outcome (``judge_error``), never a reason to stop a run, so it does not spend the
 runner's failure budget. Everything else does.
@@ -28,8 +35,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
+import re
 import socket
 from dataclasses import dataclass
+from typing import Any
 
 from gavel.runner.retry import InvalidResponseError, status_of
 
@@ -48,6 +58,23 @@ NO_SERVER = frozenset({CONNECTION_REFUSED, UNREACHABLE})
 #: least accepted the connection before closing it.
 ANSWERED = frozenset({HTTP_STATUS, INVALID_RESPONSE, INVALID_ANSWER, CONNECTION_RESET})
 
+#: Statuses another try, or another sample, gets the same way: a wrong key (401, 403), an
+#: unknown route or model (404, 400), a refused field (422, 400). A run stops when a few requests
+#: in a row fail with the same one and the same words (:mod:`gavel.runner.async_runner`).
+DETERMINISTIC_STATUS = frozenset({400, 401, 403, 404, 422})
+
+#: Longest part of a server's error body kept (in error lines and on the console).
+MAX_SERVER_WORDS = 500
+
+_SECRETS = (
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}"), r"\1 ***"),
+    (re.compile(r"\b(?:sk|pk|rk|hf|gsk|xai)[-_][A-Za-z0-9_-]{8,}"), "***"),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), "***"),
+    (re.compile(r"(?i)\b(api[-_]?key|token|secret|password)([\"']?\s*[:=]\s*[\"']?)[^\s\"',}&]+"),
+     r"\1\2***"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@"), r"\1***@"),
+)  # fmt: skip
+
 _RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED}
 _UNREACHABLE_ERRNOS = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
 
@@ -58,10 +85,17 @@ class Failure:
     #: The cause in words, e.g. ``connection refused ([Errno 111] Connect call failed ...)``.
     cause: str
     status: int | None = None
+    #: What the server said with an error status (redacted, cut short), when it said anything.
+    server: str | None = None
 
     @property
     def spends_budget(self) -> bool:
         return self.kind != INVALID_ANSWER
+
+    @property
+    def deterministic(self) -> bool:
+        """A client error every sample gets alike (a wrong key, model or field)."""
+        return self.kind == HTTP_STATUS and self.status in DETERMINISTIC_STATUS
 
 
 def chain(error: BaseException) -> list[BaseException]:
@@ -82,7 +116,8 @@ def classify(error: BaseException) -> Failure:
         return Failure(INVALID_ANSWER, str(error))
     status = status_of(error)
     if status is not None:
-        return Failure(HTTP_STATUS, f"HTTP {status}: {error}", status)
+        words = server_words(error)
+        return Failure(HTTP_STATUS, f"HTTP {status}: {words or error}", status, words)
     if isinstance(error, InvalidResponseError):
         return Failure(INVALID_RESPONSE, str(error))
     for cause in reversed(chain(error)):  # the deepest cause first
@@ -116,3 +151,51 @@ def _os_kind(error: BaseException) -> str | None:
     if type(error).__name__ in ("ServerDisconnectedError", "RemoteProtocolError"):
         return CONNECTION_RESET
     return None
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with API keys, bearer tokens and URL credentials replaced by ``***``."""
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def server_words(error: BaseException) -> str | None:
+    """The server's own message in an error reply, redacted and cut short; None when it sent
+    none. Taken from the body the client parsed, else the reply's raw text."""
+    body: Any = getattr(error, "body", None)
+    if body is None:
+        try:
+            text = getattr(getattr(error, "response", None), "text", None)
+        except Exception:  # a streamed reply never read, a closed one
+            text = None
+        if not isinstance(text, str) or not text.strip():
+            return None
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = text
+    words = _words(body)
+    if not words or not words.strip():
+        return None
+    words = redact_secrets(" ".join(words.split()))
+    if len(words) > MAX_SERVER_WORDS:
+        words = words[: MAX_SERVER_WORDS - 1] + "…"
+    return words
+
+
+def _words(body: Any) -> str:
+    """The message of an error body, in the shapes servers use."""
+    if isinstance(body, str):
+        return body
+    if isinstance(body, list):  # FastAPI's validation errors: [{"loc": [...], "msg": ...}]
+        return "; ".join(_words(item) for item in body)
+    if isinstance(body, dict):
+        if "msg" in body and isinstance(body.get("loc"), list):
+            where = ".".join(str(part) for part in body["loc"])
+            return f"{where}: {body['msg']}"
+        for name in ("error", "detail", "message", "msg"):
+            value = body.get(name)
+            if isinstance(value, str | list | dict) and value:
+                return _words(value)
+    return json.dumps(body, ensure_ascii=False)

@@ -60,6 +60,18 @@ class ValidatingModel:
     def endpoint(self) -> str | None:
         return getattr(self.inner, "endpoint", None)
 
+    async def preflight(self) -> None:
+        check = getattr(self.inner, "preflight", None)
+        if check is not None:
+            await check()
+
+    def __getattr__(self, name: str):
+        # What the runner asks of a served model when it fails (``advice``,
+        # ``refusals_to_stop``) is the inner model's.
+        if name in ("advice", "refusals_to_stop"):
+            return getattr(self.inner, name)
+        raise AttributeError(name)
+
     def settings(self) -> dict[str, Any]:
         return {**self.inner.settings(), **self.extra_settings}
 
