@@ -51,9 +51,9 @@ def by_seeking(
     frames: Generator[Any, None, None] | None = None
     last = None  # pts of the last frame taken from ``frames``
     for position in positions:
-        target = index.pts[position]
+        target = int(index.pts[position])
         start = index.start_for(target)
-        start_pts = index.decode_pts[start]
+        start_pts = int(index.decode_pts[start])
         if frames is None or last is None or start_pts > last:
             if frames is not None:
                 frames.close()  # stops the previous run's demuxing
@@ -74,8 +74,8 @@ def by_seeking(
 
 def _seek(container: Any, stream: Any, index: VideoIndex, start: int) -> Generator[Any, None, None]:
     """Frames decoded from the keyframe at decode position ``start`` (or an earlier one)."""
-    keyframe_pts = index.decode_pts[start]
-    earlier = [index.decode_pts[k] for k in reversed(index.keyframes) if k < start]
+    keyframe_pts = int(index.decode_pts[start])
+    earlier = [int(index.decode_pts[k]) for k in index.keyframes[index.keyframes < start][::-1]]
     # The keyframe's own pts first; then earlier keyframes, for demuxers that seek by dts.
     for target in [keyframe_pts, *earlier][:SEEK_TRIES]:
         container.seek(target, stream=stream, backward=True, any_frame=False)

@@ -14,16 +14,25 @@ packets the demuxer marks to discard or as corrupt), and the caller then decodes
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from array import array
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 
-@dataclass(frozen=True)
+_EMPTY = np.zeros(0, dtype=np.int64)
+#: Stands for a packet without a pts while scanning (no real timestamp is this small).
+_MISSING = -(2**63)
+
+
+@dataclass(frozen=True, eq=False)
 class VideoIndex:
+    """What the packets say. Timestamps are held as int64 arrays (8 bytes a frame, about 24 MB
+    for a nine-hour video at 30 fps) rather than Python lists, tuples and dicts (over 100 MB)."""
+
     #: Presentation timestamps in presentation order (stream time base); None if any is missing.
-    pts: tuple[int, ...] | None
+    pts: np.ndarray | None
     #: How many frames the stream holds (its packets with data).
     count: int
     time_base: Fraction
@@ -33,64 +42,77 @@ class VideoIndex:
     #: The container's ``frames`` field (0 when it has none); not trusted, only recorded.
     declared_frames: int
     #: pts of each packet in decode order, and the decode positions of the keyframes.
-    decode_pts: tuple[int, ...] = ()
-    keyframes: tuple[int, ...] = ()
-    _position: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    decode_pts: np.ndarray = field(default_factory=lambda: _EMPTY)
+    keyframes: np.ndarray = field(default_factory=lambda: _EMPTY)
+    #: The decode position of each frame of ``pts`` (the order that sorts ``decode_pts``).
+    _order: np.ndarray = field(default_factory=lambda: _EMPTY, repr=False, compare=False)
 
     def start_for(self, pts: int) -> int:
         """The decode position of the keyframe to start decoding at to reach frame ``pts``:
         the last keyframe stored before it whose own pts is not later."""
-        position = self._position[pts]
-        k = bisect_right(self.keyframes, position) - 1
+        position = self.position(pts)
+        if position is None:
+            raise KeyError(pts)
+        k = int(np.searchsorted(self.keyframes, position, side="right")) - 1
         while k > 0 and self.decode_pts[self.keyframes[k]] > pts:
             k -= 1
-        return self.keyframes[max(k, 0)]
+        return int(self.keyframes[max(k, 0)])
 
     def position(self, pts: int) -> int | None:
         """The decode position of the packet with this pts (None for a pts not in the index)."""
-        return self._position.get(pts)
+        if self.pts is None or not len(self._order):
+            return None
+        at = int(np.searchsorted(self.pts, pts))
+        if at < len(self.pts) and self.pts[at] == pts:
+            return int(self._order[at])
+        return None
 
 
 def read_index(container: Any, stream: Any) -> VideoIndex:
     """Scan ``stream``'s packets (the container is left at its end: seek before decoding)."""
-    decode_pts: list[int | None] = []
-    keyframes: list[int] = []
-    trusted = True
+    stamps = array("q")  # pts in decode order (_MISSING where a packet has none)
+    keyframes = array("q")
+    trusted = complete = True
     for packet in container.demux(stream):
         if not packet.size:  # the flush packet PyAV adds at the end
             continue
         if packet.is_keyframe:
-            keyframes.append(len(decode_pts))
+            keyframes.append(len(stamps))
         if packet.is_discard or packet.is_corrupt:
             trusted = False
-        decode_pts.append(packet.pts)
+        if packet.pts is None:
+            complete = False
+            stamps.append(_MISSING)
+        else:
+            stamps.append(packet.pts)
     time_base = stream.time_base or Fraction(1, 1)
-    known = [p for p in decode_pts if p is not None]
-    ordered = sorted(known)
+    decode_pts = np.frombuffer(stamps, dtype=np.int64) if stamps else _EMPTY
+    order = np.argsort(decode_pts, kind="stable")
+    ordered = decode_pts[order]
     rate = float(stream.average_rate) if stream.average_rate else 0.0
     if not rate:  # measured as from the decoded frames' times, float for float
-        times = [float(p) * time_base.numerator / time_base.denominator for p in ordered]
-        rate = (
-            (len(times) - 1) / (times[-1] - times[0])
-            if len(times) > 1 and times[-1] > times[0]
-            else 1.0
-        )
-    complete = len(known) == len(decode_pts)
+        known = ordered if complete else ordered[ordered != _MISSING]
+        first, last = (
+            (float(int(known[0])) * time_base.numerator / time_base.denominator,
+             float(int(known[-1])) * time_base.numerator / time_base.denominator)
+            if len(known) else (0.0, 0.0)
+        )  # fmt: skip
+        rate = (len(known) - 1) / (last - first) if len(known) > 1 and last > first else 1.0
     seekable = (
         trusted
         and complete
-        and bool(decode_pts)
-        and keyframes[:1] == [0]
-        and len(set(known)) == len(known)
+        and len(stamps) > 0
+        and keyframes[:1] == array("q", [0])
+        and not bool(np.any(ordered[1:] == ordered[:-1]))
     )
     return VideoIndex(
-        pts=tuple(ordered) if complete else None,
-        count=len(decode_pts),
+        pts=ordered if complete else None,
+        count=len(stamps),
         time_base=Fraction(time_base),
         rate=rate,
         seekable=seekable,
         declared_frames=int(stream.frames or 0),
-        decode_pts=tuple(known) if seekable else (),
-        keyframes=tuple(keyframes) if seekable else (),
-        _position={p: i for i, p in enumerate(known)} if seekable else {},
+        decode_pts=decode_pts if seekable else _EMPTY,
+        keyframes=np.frombuffer(keyframes, dtype=np.int64) if seekable and keyframes else _EMPTY,
+        _order=order if seekable else _EMPTY,
     )
