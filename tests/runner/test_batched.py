@@ -188,3 +188,32 @@ def test_the_failure_budget_stops_the_run_and_keeps_its_lines(tmp_path: Path) ->
     assert len(_lines(out)) == stopped.value.summary.answered == 4
     summary = run_batched(BatchingModel(batch_size=2), _requests([1] * 10), out, progress=False)
     assert summary.errors_retried == 4 and len(_lines(out)) == 10
+
+
+class CutOffModel(BatchingModel):
+    """Answers every request with an unfinished ramble, as a model stopped by its token limit."""
+
+    def answer_batch(self, requests: list[Request]) -> list[Answer]:
+        ramble = "There is no hallucination in the colour of the"
+        return [Answer(ramble, usage={"completion_tokens": 6}, finish_reason="length")
+                for _ in requests]  # fmt: skip
+
+
+def test_an_answer_cut_off_by_the_token_limit_is_written_and_scored_as_cut_off(
+    tmp_path: Path,
+) -> None:
+    from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+    from gavel.io.jsonl import write_jsonl
+
+    data = tmp_path / "data.jsonl"
+    write_jsonl(data, [
+        {"id": f"s{i}", "image": "a.png", "caption": "c", "hallucinated": False,
+         "width": 100, "height": 100}
+        for i in range(3)
+    ])  # fmt: skip
+    out = tmp_path / "pred.jsonl"
+    run_batched(CutOffModel(batch_size=2), _requests([3, 2, 1]), out, progress=False)
+    assert [line["finish_reason"] for line in _lines(out)] == ["length"] * 3
+    result, scores = evaluate_files(data, out, GavelSettings(resamples=0))
+    assert result.counts["truncated"] == 3
+    assert all(score.outcome == "unparseable" for score in scores)

@@ -241,6 +241,7 @@ class _Asker:
             latency_s=round(latency, 4),
             prompt_tokens=answer.usage.get("prompt_tokens"),
             completion_tokens=answer.usage.get("completion_tokens"),
+            finish_reason=answer.finish_reason,
         )
 
     def _failure(self, request: Request, error: Exception, started: float) -> Prediction:
