@@ -217,3 +217,11 @@ def test_an_answer_cut_off_by_the_token_limit_is_written_and_scored_as_cut_off(
     result, scores = evaluate_files(data, out, GavelSettings(resamples=0))
     assert result.counts["truncated"] == 3
     assert all(score.outcome == "unparseable" for score in scores)
+
+
+def test_a_ray_replica_keeps_the_finish_reason_of_each_answer() -> None:
+    from gavel.runner.batched import answer_requests
+
+    predictions = answer_requests(CutOffModel(batch_size=2), _requests([1, 3, 2]))
+    assert [p.id for p in predictions] == ["s0", "s1", "s2"]
+    assert all(p.truncated for p in predictions)

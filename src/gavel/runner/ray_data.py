@@ -134,8 +134,24 @@ def postprocess(row: Mapping[str, Any]) -> dict[str, Any]:
         latency_s=_seconds(row.get("time_taken_llm")),
         prompt_tokens=_count(row.get("num_input_tokens")),
         completion_tokens=_count(row.get("num_generated_tokens")),
+        finish_reason=finish_reason(row),
     )
     return {"id": prediction.id, "prediction": msgspec.json.encode(prediction).decode("utf-8")}
+
+
+def finish_reason(row: Mapping[str, Any]) -> str | None:
+    """Why generation ended: the engine's own word when the row carries one, else ``length``
+    when it generated as many tokens as ``max_tokens`` allowed (vLLM's stage returns the count,
+    not the reason) and ``stop`` when fewer; ``None`` when either number is unknown. Scoring
+    needs it to tell an answer cut off from one that ended."""
+    given = row.get("finish_reason")
+    if isinstance(given, str) and given:
+        return given
+    generated = _count(row.get("num_generated_tokens"))
+    limit = (row.get("sampling_params") or {}).get("max_tokens")
+    if generated is None or limit is None:
+        return None
+    return "length" if generated >= int(limit) else "stop"
 
 
 def prediction_line(row: Mapping[str, Any]) -> bytes:
