@@ -141,6 +141,7 @@ def test_a_request_that_fails_costs_one_error_line_not_its_batch(tmp_path: Path)
     lines = {line["id"]: line for line in _lines(out)}
     assert len(lines) == 8 and summary.errors == 1
     assert lines["s1"]["error"] == "OSError: cannot read image of s1"
+    assert lines["s1"]["error_kind"] == "other"
     assert all(lines[i]["response"] == f"answer to {i}" for i in lines if i != "s1")
     # The failed batch was answered one at a time; the size stays, since one request failed.
     assert model.batches == [["s0", "s1", "s2", "s3"], ["s0"], ["s1"], ["s2"], ["s3"],
@@ -225,3 +226,14 @@ def test_a_ray_replica_keeps_the_finish_reason_of_each_answer() -> None:
     predictions = answer_requests(CutOffModel(batch_size=2), _requests([1, 3, 2]))
     assert [p.id for p in predictions] == ["s0", "s1", "s2"]
     assert all(p.truncated for p in predictions)
+
+
+class SlowModel(BatchingModel):
+    def answer_batch(self, requests: list[Request]) -> list[Answer]:
+        raise TimeoutError("generation took too long")
+
+
+def test_error_lines_say_what_kind_of_failure_they_were(tmp_path: Path) -> None:
+    out = tmp_path / "pred.jsonl"
+    run_batched(SlowModel(batch_size=2), _requests([1, 1]), out, progress=False)
+    assert [line["error_kind"] for line in _lines(out)] == ["timeout", "timeout"]

@@ -45,6 +45,7 @@ from gavel.runner.async_runner import (
     _Bar,
     drop_errors,
 )
+from gavel.runner.failures import classify
 from gavel.runner.local import completed_ids
 
 log = logging.getLogger(__name__)
@@ -250,6 +251,7 @@ class _Asker:
             model=self.model.name,
             error=_describe(error),
             latency_s=round(time.perf_counter() - started, 4),
+            error_kind=classify(error).kind,
         )
 
     def count(self, prediction: Prediction) -> None:
