@@ -237,3 +237,36 @@ def test_error_lines_say_what_kind_of_failure_they_were(tmp_path: Path) -> None:
     out = tmp_path / "pred.jsonl"
     run_batched(SlowModel(batch_size=2), _requests([1, 1]), out, progress=False)
     assert [line["error_kind"] for line in _lines(out)] == ["timeout", "timeout"]
+
+
+def test_a_failed_write_names_the_file_and_keeps_the_lines_before_it(tmp_path: Path) -> None:
+    """A real file-size limit in a child process: the first batch fits, the second does not.
+    The error names the output file (a failed write names none), and the sync on the way out,
+    which fails the same way, does not replace it."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "pred.jsonl"
+    script = (
+        "import resource, sys\n"
+        "from gavel.models.base import Answer, Capabilities, Request\n"
+        "from gavel.runner.batched import run_batched\n"
+        "class Model:\n"
+        "    name = 'm'\n"
+        "    capabilities = Capabilities(box_format='pixel')\n"
+        "    batch_size = 2\n"
+        "    def answer_batch(self, requests):\n"
+        "        return [Answer('x' * 100) for _ in requests]\n"
+        "requests = [Request(f's{i}', 'gavel', 'p') for i in range(6)]\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (400, 400))\n"
+        "try:\n"
+        "    run_batched(Model(), requests, sys.argv[1], progress=False)\n"
+        "except OSError as error:\n"
+        "    print(error.filename, error.strerror)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == f"{out} File too large", done.stderr
+    assert out.read_bytes().count(b"\n") == 2  # the two lines of the first batch, then a torn one
+    assert run_batched(BatchingModel(), _requests([1] * 6), out, progress=False).skipped == 2
+    assert [line["id"] for line in _lines(out)] == [f"s{i}" for i in range(6)]

@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 
 from gavel.errors import ConfigError, GavelError
-from gavel.io.files import AppendFile, plain_mode
+from gavel.io.files import AppendFile, close_synced, plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
@@ -187,22 +187,6 @@ class _BudgetExceeded(Exception):
     pass
 
 
-def _close_log(handle: AppendFile) -> OSError | None:
-    """Sync and close the answers file; the error (naming it), if any, to raise after the rest
-    of the cleanup."""
-    try:
-        handle.sync()
-    except OSError as error:
-        handle_error: OSError | None = error
-    else:
-        handle_error = None
-    try:
-        handle.close()
-    except OSError as error:
-        handle_error = handle_error or error
-    return handle_error
-
-
 class _Unreachable(_BudgetExceeded):
     """No server answers at the endpoint: stop before anything else is sent."""
 
@@ -300,7 +284,7 @@ async def run_async(
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        unsynced = _close_log(handle)  # a full disk must not skip the cleanup below
+        unsynced = close_synced(handle)  # a full disk must not skip the cleanup below
         if own_cache and store is not None:
             store.close()
         closer = getattr(model, "aclose", None)

@@ -26,7 +26,6 @@ for the rest of the run, down to one at a time.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pathlib import Path
 import msgspec
 
 from gavel.errors import ConfigError
+from gavel.io.files import AppendFile, close_synced
 from gavel.models.base import Answer, BatchModel, Request
 from gavel.records import Prediction
 from gavel.runner.async_runner import (
@@ -106,7 +106,7 @@ def run_batched(
     encoder = msgspec.json.Encoder()
     started = time.perf_counter()
     last_sync = time.monotonic()
-    handle = out.open("ab")
+    handle = AppendFile(out)
     try:
         with bar:
             for window in _windows(requests, seen, summary, lambda: asker.size * window_batches):
@@ -117,18 +117,18 @@ def run_batched(
                         bar.advance(summary)
                     handle.flush()
                     if time.monotonic() - last_sync >= fsync_interval:
-                        os.fsync(handle.fileno())
+                        handle.sync()
                         last_sync = time.monotonic()
                     if asker.stop_reason:
                         summary.aborted = asker.stop_reason
                         break
                 if summary.aborted:
                     break
-    finally:
-        handle.flush()
-        os.fsync(handle.fileno())
-        handle.close()
+    finally:  # on an error in flight, that error is the one to report, not this one
+        unsynced = close_synced(handle)
         summary.seconds = time.perf_counter() - started
+    if unsynced is not None:
+        raise unsynced
     if summary.aborted:
         raise RunAborted(
             f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
