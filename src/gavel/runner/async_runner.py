@@ -183,6 +183,17 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: Pric
     return prompt_tokens / 1000 * per_input + completion_tokens / 1000 * per_output
 
 
+def budget_spent(summary: AsyncRunSummary, out: Path) -> RunAborted:
+    """The error that ends a run whose failure budget ran out (``summary.aborted`` says
+    which limit): what is kept, and how to go on."""
+    return RunAborted(
+        f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines written "
+        f"are kept in {out}; fix the cause and rerun to continue (failed ids are asked "
+        f"again). {summary.describe()}",
+        summary,
+    )
+
+
 class _BudgetExceeded(Exception):
     pass
 
@@ -301,12 +312,7 @@ async def run_async(
                     "(failed samples are asked again, answered ones are not).")  # fmt: skip
         raise RunAborted(f"stopped: {summary.aborted}{kept} {summary.describe()}", summary)
     if summary.aborted:
-        raise RunAborted(
-            f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
-            f"written are kept in {out}; fix the cause and rerun to continue "
-            f"(failed ids are asked again). {summary.describe()}",
-            summary,
-        )
+        raise budget_spent(summary, out)
     return summary
 
 

@@ -41,8 +41,8 @@ from gavel.runner.async_runner import (
     MAX_ERROR_CHARS,
     AsyncRunSummary,
     FailureBudget,
-    RunAborted,
     _Bar,
+    budget_spent,
     drop_errors,
 )
 from gavel.runner.failures import classify
@@ -130,12 +130,7 @@ def run_batched(
     if unsynced is not None:
         raise unsynced
     if summary.aborted:
-        raise RunAborted(
-            f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
-            f"written are kept in {out}; fix the cause and rerun to continue "
-            f"(failed ids are asked again). {summary.describe()}",
-            summary,
-        )
+        raise budget_spent(summary, out)
     return summary
 
 
