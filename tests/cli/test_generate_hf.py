@@ -47,13 +47,19 @@ def _generate(setup, out: Path, *extra: str):
 
 
 def _answers(path: Path) -> dict[str, tuple]:
-    """Per id: what the model said and the sizes and token counts that came with it."""
+    """Per id: what the model said and the sizes, token counts and finish reason that came
+    with it."""
     answers = {}
     for line in path.read_text().splitlines():
         record = json.loads(line)
         assert record["id"] not in answers, f"{record['id']} written twice"
+        # Fewer tokens than the 12 allowed: it ended at its end token, not at the limit.
+        assert record["finish_reason"] in ("stop", "length")
+        if record["completion_tokens"] < 12:
+            assert record["finish_reason"] == "stop"
         answers[record["id"]] = (record["response"], record["input_size"],
-                                 record["prompt_tokens"], record["completion_tokens"])  # fmt: skip
+                                 record["prompt_tokens"], record["completion_tokens"],
+                                 record["finish_reason"])  # fmt: skip
     return answers
 
 

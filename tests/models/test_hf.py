@@ -209,7 +209,8 @@ def test_qwen_answers_with_usage_and_sizes(qwen: HFModel, images: list[Path]) ->
     assert answer.input_size != answer.sent_size
     assert answer.usage["prompt_tokens"] > 10
     assert 1 <= answer.usage["completion_tokens"] <= 6
-    # Fewer than the 6 tokens allowed: it stopped at its end token; all 6 may be either.
+    # Fewer than the 6 tokens allowed: it stopped at its end token. Which way this random
+    # model goes is not known; each is forced in the tests below.
     assert answer.finish_reason in ("stop", "length")
     if answer.usage["completion_tokens"] < 6:
         assert answer.finish_reason == "stop"
@@ -222,6 +223,47 @@ def test_qwen_answers_with_usage_and_sizes(qwen: HFModel, images: list[Path]) ->
     settings = qwen.settings()
     assert settings["adapter"] == "hf-transformers"
     assert settings["max_new_tokens"] == 6 and settings["temperature"] == 0.0
+
+
+def _qwen_generating(qwen_dir: Path, folder: Path, **settings) -> HFModel:
+    """The tiny Qwen2-VL with generation settings of its checkpoint changed."""
+    import shutil
+
+    shutil.copytree(qwen_dir, folder)
+    config = transformers.GenerationConfig.from_pretrained(folder)
+    for name, value in settings.items():
+        setattr(config, name, value)
+    config.save_pretrained(folder)
+    return from_spec(str(folder), device="cpu", dtype="float32", max_new_tokens=4)
+
+
+def _end_tokens(model: HFModel) -> list[int]:
+    eos = model.generation_config.eos_token_id
+    return list(eos) if isinstance(eos, (list, tuple)) else [eos]
+
+
+def test_an_answer_the_token_limit_cuts_off_is_marked_length(
+    qwen: HFModel, qwen_dir: Path, images: list[Path], tmp_path: Path
+) -> None:
+    """With its end tokens suppressed the model cannot stop: all 4 tokens, cut off."""
+    model = _qwen_generating(qwen_dir, tmp_path / "qwen", suppress_tokens=_end_tokens(qwen))
+    answer = model.answer(_request(images, 0))
+    assert answer.usage["completion_tokens"] == 4
+    assert answer.finish_reason == "length"
+
+
+def test_an_answer_that_ends_at_its_end_token_is_marked_stop(
+    qwen: HFModel, qwen_dir: Path, images: list[Path], tmp_path: Path
+) -> None:
+    """With every token but one end token suppressed, the first token generated ends it."""
+    end = _end_tokens(qwen)[0]
+    vocabulary = qwen.model.get_output_embeddings().weight.shape[0]
+    others = [token for token in range(vocabulary) if token != end]
+    model = _qwen_generating(qwen_dir, tmp_path / "qwen", suppress_tokens=others)
+    answer = model.answer(_request(images, 0))
+    assert answer.usage["completion_tokens"] == 1
+    assert answer.finish_reason == "stop"
+    assert answer.text == ""  # the end token itself is not text
 
 
 def test_qwen_batch_equals_single_calls(qwen: HFModel, images: list[Path]) -> None:

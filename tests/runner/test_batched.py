@@ -141,6 +141,7 @@ def test_a_request_that_fails_costs_one_error_line_not_its_batch(tmp_path: Path)
     lines = {line["id"]: line for line in _lines(out)}
     assert len(lines) == 8 and summary.errors == 1
     assert lines["s1"]["error"] == "OSError: cannot read image of s1"
+    assert lines["s1"]["error_kind"] == "other"
     assert all(lines[i]["response"] == f"answer to {i}" for i in lines if i != "s1")
     # The failed batch was answered one at a time; the size stays, since one request failed.
     assert model.batches == [["s0", "s1", "s2", "s3"], ["s0"], ["s1"], ["s2"], ["s3"],
@@ -186,5 +187,87 @@ def test_the_failure_budget_stops_the_run_and_keeps_its_lines(tmp_path: Path) ->
         run_batched(model, _requests([1] * 10), out, failure_budget=budget, progress=False)
     # The batch during which the budget ran out is written whole, then the run stops.
     assert len(_lines(out)) == stopped.value.summary.answered == 4
+    assert f"The 4 lines written are kept in {out}; fix the cause and rerun" in str(stopped.value)
     summary = run_batched(BatchingModel(batch_size=2), _requests([1] * 10), out, progress=False)
     assert summary.errors_retried == 4 and len(_lines(out)) == 10
+
+
+class CutOffModel(BatchingModel):
+    """Answers every request with an unfinished ramble, as a model stopped by its token limit."""
+
+    def answer_batch(self, requests: list[Request]) -> list[Answer]:
+        ramble = "There is no hallucination in the colour of the"
+        return [Answer(ramble, usage={"completion_tokens": 6}, finish_reason="length")
+                for _ in requests]  # fmt: skip
+
+
+def test_an_answer_cut_off_by_the_token_limit_is_written_and_scored_as_cut_off(
+    tmp_path: Path,
+) -> None:
+    from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+    from gavel.io.jsonl import write_jsonl
+
+    data = tmp_path / "data.jsonl"
+    write_jsonl(data, [
+        {"id": f"s{i}", "image": "a.png", "caption": "c", "hallucinated": False,
+         "width": 100, "height": 100}
+        for i in range(3)
+    ])  # fmt: skip
+    out = tmp_path / "pred.jsonl"
+    run_batched(CutOffModel(batch_size=2), _requests([3, 2, 1]), out, progress=False)
+    assert [line["finish_reason"] for line in _lines(out)] == ["length"] * 3
+    result, scores = evaluate_files(data, out, GavelSettings(resamples=0))
+    assert result.counts["truncated"] == 3
+    assert all(score.outcome == "unparseable" for score in scores)
+
+
+def test_a_ray_replica_keeps_the_finish_reason_of_each_answer() -> None:
+    from gavel.runner.batched import answer_requests
+
+    predictions = answer_requests(CutOffModel(batch_size=2), _requests([1, 3, 2]))
+    assert [p.id for p in predictions] == ["s0", "s1", "s2"]
+    assert all(p.truncated for p in predictions)
+
+
+class SlowModel(BatchingModel):
+    def answer_batch(self, requests: list[Request]) -> list[Answer]:
+        raise TimeoutError("generation took too long")
+
+
+def test_error_lines_say_what_kind_of_failure_they_were(tmp_path: Path) -> None:
+    out = tmp_path / "pred.jsonl"
+    run_batched(SlowModel(batch_size=2), _requests([1, 1]), out, progress=False)
+    assert [line["error_kind"] for line in _lines(out)] == ["timeout", "timeout"]
+
+
+def test_a_failed_write_names_the_file_and_keeps_the_lines_before_it(tmp_path: Path) -> None:
+    """A real file-size limit in a child process: the first batch fits, the second does not.
+    The error names the output file (a failed write names none), and the sync on the way out,
+    which fails the same way, does not replace it."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "pred.jsonl"
+    script = (
+        "import resource, sys\n"
+        "from gavel.models.base import Answer, Capabilities, Request\n"
+        "from gavel.runner.batched import run_batched\n"
+        "class Model:\n"
+        "    name = 'm'\n"
+        "    capabilities = Capabilities(box_format='pixel')\n"
+        "    batch_size = 2\n"
+        "    def answer_batch(self, requests):\n"
+        "        return [Answer('x' * 100) for _ in requests]\n"
+        "requests = [Request(f's{i}', 'gavel', 'p') for i in range(6)]\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (400, 400))\n"
+        "try:\n"
+        "    run_batched(Model(), requests, sys.argv[1], progress=False)\n"
+        "except OSError as error:\n"
+        "    print(error.filename, error.strerror)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == f"{out} File too large", done.stderr
+    assert out.read_bytes().count(b"\n") == 2  # the two lines of the first batch, then a torn one
+    assert run_batched(BatchingModel(), _requests([1] * 6), out, progress=False).skipped == 2
+    assert [line["id"] for line in _lines(out)] == [f"s{i}" for i in range(6)]

@@ -179,3 +179,20 @@ def test_a_video_is_sent_as_its_sampled_frames(counting_video, tmp_path):
     assert msgspec.json.decode(postprocess({**prepared, "gavel_id": "v",
                                             "generated_text": "yes"})["prediction"]) == {
         "id": "v", "response": "yes", "model": "m", "sent_size": [64, 48]}  # fmt: skip
+
+
+@pytest.mark.parametrize(("generated", "expected"), [(45, "length"), (44, "stop")])
+def test_an_answer_that_used_every_token_allowed_is_marked_cut_off(dataset, generated, expected):
+    """vLLM's stage returns how many tokens it generated, not why it stopped: as many as
+    ``max_tokens`` means the limit cut the answer."""
+    row = next(iter(request_rows(requests_of(dataset))))
+    prepared = {**row, **preprocess(row, model="scene-vllm", box_format="pixel", max_tokens=45)}
+    replied = {**engine(prepared), "num_generated_tokens": generated}
+    line = msgspec.json.decode(postprocess(replied)["prediction"])
+    assert line["finish_reason"] == expected
+    assert (
+        msgspec.json.decode(postprocess({**replied, "finish_reason": "abort"})["prediction"])[
+            "finish_reason"
+        ]
+        == "abort"
+    )

@@ -178,3 +178,20 @@ class AppendFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def close_synced(handle: AppendFile) -> OSError | None:
+    """Sync and close an appended file; the error (naming it), if any, returned rather than
+    raised, so a caller cleaning up after another error neither skips the rest of its cleanup
+    nor hides that first error behind this one."""
+    try:
+        handle.sync()
+    except OSError as error:
+        failed: OSError | None = error
+    else:
+        failed = None
+    try:
+        handle.close()
+    except OSError as error:
+        failed = failed or error
+    return failed

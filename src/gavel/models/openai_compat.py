@@ -31,7 +31,6 @@ list is only remembered: the first refusal then stops the run, with the list.
 from __future__ import annotations
 
 import asyncio
-import base64
 import io
 import json
 import logging
@@ -47,6 +46,7 @@ from PIL import Image
 from gavel.errors import ConfigError, GavelError
 from gavel.manifest import redact_userinfo
 from gavel.media.frames import Frames, sample_frames
+from gavel.media.image_urls import data_url, encode_image, fit_within
 from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
@@ -61,7 +61,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "EMPTY"
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 IMAGE_FORMATS = ("auto", "png", "jpeg")
-JPEG_QUALITY = 95
 #: Seconds one attempt may take (``--timeout``): connecting, sending, and the whole reply.
 DEFAULT_TIMEOUT = 300.0
 #: Tokens one answer may take unless told (``--max-tokens``); always sent.
@@ -385,11 +384,7 @@ class OpenAIChatModel:
         return parts, sent
 
     def _target(self, width: int, height: int) -> tuple[int, int]:
-        side = self.max_image_side
-        if side is None or max(width, height) <= side:
-            return width, height
-        scale = side / max(width, height)
-        return max(1, round(width * scale)), max(1, round(height * scale))
+        return fit_within((width, height), self.max_image_side)
 
     def _encode_file(self, path: Path) -> tuple[str, tuple[int, int]]:
         try:
@@ -405,31 +400,16 @@ class OpenAIChatModel:
                 and source in ("PNG", "JPEG")
                 and not rotated
             ):
-                return _data_url(data, source), size
+                return data_url(data, source), size
             image.load()
         except (OSError, Image.DecompressionBombError) as error:
             raise GavelError(f"cannot read image {path}: {error}") from None
         jpeg = self.image_format == "jpeg" or (self.image_format == "auto" and source == "JPEG")
-        return self._encode(image, target, jpeg)
+        return encode_image(image, target, jpeg)
 
     def _encode_frame(self, frame: Any) -> tuple[str, tuple[int, int]]:
         image = Image.fromarray(frame)
-        return self._encode(image, self._target(*image.size), self.image_format != "png")
-
-    @staticmethod
-    def _encode(
-        image: Image.Image, target: tuple[int, int], jpeg: bool
-    ) -> tuple[str, tuple[int, int]]:
-        if jpeg or image.mode not in ("RGB", "RGBA", "L"):
-            image = image.convert("RGB")
-        if image.size != target:
-            image = image.resize(target, Image.Resampling.LANCZOS)
-        buffer = io.BytesIO()
-        if jpeg:
-            image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
-        else:
-            image.save(buffer, format="PNG")
-        return _data_url(buffer.getvalue(), "JPEG" if jpeg else "PNG"), image.size
+        return encode_image(image, self._target(*image.size), self.image_format != "png")
 
     # --- servers -----------------------------------------------------------------------------
 
@@ -484,11 +464,6 @@ def _http_client(timeout: float) -> Any:
         return openai.DefaultAioHttpClient(timeout=timeout)
     except (AttributeError, RuntimeError):  # an older client, or the extra is not installed
         return None
-
-
-def _data_url(data: bytes, image_format: str) -> str:
-    mime = "image/jpeg" if image_format == "JPEG" else "image/png"
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def _read_completion(completion: Any) -> tuple[str, dict[str, int], str | None]:

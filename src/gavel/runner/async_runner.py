@@ -57,7 +57,7 @@ from typing import Any
 import msgspec
 
 from gavel.errors import ConfigError, GavelError
-from gavel.io.files import AppendFile, plain_mode
+from gavel.io.files import AppendFile, close_synced, plain_mode
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
@@ -183,24 +183,19 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: Pric
     return prompt_tokens / 1000 * per_input + completion_tokens / 1000 * per_output
 
 
+def budget_spent(summary: AsyncRunSummary, out: Path) -> RunAborted:
+    """The error that ends a run whose failure budget ran out (``summary.aborted`` says
+    which limit): what is kept, and how to go on."""
+    return RunAborted(
+        f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines written "
+        f"are kept in {out}; fix the cause and rerun to continue (failed ids are asked "
+        f"again). {summary.describe()}",
+        summary,
+    )
+
+
 class _BudgetExceeded(Exception):
     pass
-
-
-def _close_log(handle: AppendFile) -> OSError | None:
-    """Sync and close the answers file; the error (naming it), if any, to raise after the rest
-    of the cleanup."""
-    try:
-        handle.sync()
-    except OSError as error:
-        handle_error: OSError | None = error
-    else:
-        handle_error = None
-    try:
-        handle.close()
-    except OSError as error:
-        handle_error = handle_error or error
-    return handle_error
 
 
 class _Unreachable(_BudgetExceeded):
@@ -300,7 +295,7 @@ async def run_async(
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        unsynced = _close_log(handle)  # a full disk must not skip the cleanup below
+        unsynced = close_synced(handle)  # a full disk must not skip the cleanup below
         if own_cache and store is not None:
             store.close()
         closer = getattr(model, "aclose", None)
@@ -317,12 +312,7 @@ async def run_async(
                     "(failed samples are asked again, answered ones are not).")  # fmt: skip
         raise RunAborted(f"stopped: {summary.aborted}{kept} {summary.describe()}", summary)
     if summary.aborted:
-        raise RunAborted(
-            f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
-            f"written are kept in {out}; fix the cause and rerun to continue "
-            f"(failed ids are asked again). {summary.describe()}",
-            summary,
-        )
+        raise budget_spent(summary, out)
     return summary
 
 

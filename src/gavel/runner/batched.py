@@ -26,7 +26,6 @@ for the rest of the run, down to one at a time.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -35,16 +34,18 @@ from pathlib import Path
 import msgspec
 
 from gavel.errors import ConfigError
+from gavel.io.files import AppendFile, close_synced
 from gavel.models.base import Answer, BatchModel, Request
 from gavel.records import Prediction
 from gavel.runner.async_runner import (
     MAX_ERROR_CHARS,
     AsyncRunSummary,
     FailureBudget,
-    RunAborted,
     _Bar,
+    budget_spent,
     drop_errors,
 )
+from gavel.runner.failures import classify
 from gavel.runner.local import completed_ids
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ def run_batched(
     encoder = msgspec.json.Encoder()
     started = time.perf_counter()
     last_sync = time.monotonic()
-    handle = out.open("ab")
+    handle = AppendFile(out)
     try:
         with bar:
             for window in _windows(requests, seen, summary, lambda: asker.size * window_batches):
@@ -116,25 +117,20 @@ def run_batched(
                         bar.advance(summary)
                     handle.flush()
                     if time.monotonic() - last_sync >= fsync_interval:
-                        os.fsync(handle.fileno())
+                        handle.sync()
                         last_sync = time.monotonic()
                     if asker.stop_reason:
                         summary.aborted = asker.stop_reason
                         break
                 if summary.aborted:
                     break
-    finally:
-        handle.flush()
-        os.fsync(handle.fileno())
-        handle.close()
+    finally:  # on an error in flight, that error is the one to report, not this one
+        unsynced = close_synced(handle)
         summary.seconds = time.perf_counter() - started
+    if unsynced is not None:
+        raise unsynced
     if summary.aborted:
-        raise RunAborted(
-            f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines "
-            f"written are kept in {out}; fix the cause and rerun to continue "
-            f"(failed ids are asked again). {summary.describe()}",
-            summary,
-        )
+        raise budget_spent(summary, out)
     return summary
 
 
@@ -241,6 +237,7 @@ class _Asker:
             latency_s=round(latency, 4),
             prompt_tokens=answer.usage.get("prompt_tokens"),
             completion_tokens=answer.usage.get("completion_tokens"),
+            finish_reason=answer.finish_reason,
         )
 
     def _failure(self, request: Request, error: Exception, started: float) -> Prediction:
@@ -249,6 +246,7 @@ class _Asker:
             model=self.model.name,
             error=_describe(error),
             latency_s=round(time.perf_counter() - started, 4),
+            error_kind=classify(error).kind,
         )
 
     def count(self, prediction: Prediction) -> None:

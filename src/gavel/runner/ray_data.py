@@ -21,7 +21,6 @@ are tested) anywhere.
 
 from __future__ import annotations
 
-import base64
 import io
 import os
 from collections.abc import Container, Iterable, Iterator, Mapping
@@ -32,6 +31,7 @@ import msgspec
 from PIL import Image
 
 from gavel.errors import GavelError
+from gavel.media.image_urls import data_url, encode_image, fit_within
 from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Request
 from gavel.records import Prediction
@@ -39,7 +39,6 @@ from gavel.runner.local import completed_ids
 
 #: Suffixes sent as a video's sampled frames (as the OpenAI-compatible adapter does).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
-JPEG_QUALITY = 95
 #: Row columns of gavel's own; prefixed so Ray's stages never read or overwrite them.
 ID_COLUMN, REQUEST_COLUMN = "gavel_id", "gavel_request"
 MODEL_COLUMN, BOX_FORMAT_COLUMN, SENT_SIZE_COLUMN = "gavel_model", "gavel_box_format", "gavel_sent"
@@ -134,8 +133,24 @@ def postprocess(row: Mapping[str, Any]) -> dict[str, Any]:
         latency_s=_seconds(row.get("time_taken_llm")),
         prompt_tokens=_count(row.get("num_input_tokens")),
         completion_tokens=_count(row.get("num_generated_tokens")),
+        finish_reason=finish_reason(row),
     )
     return {"id": prediction.id, "prediction": msgspec.json.encode(prediction).decode("utf-8")}
+
+
+def finish_reason(row: Mapping[str, Any]) -> str | None:
+    """Why generation ended: the engine's own word when the row carries one, else ``length``
+    when it generated as many tokens as ``max_tokens`` allowed (vLLM's stage returns the count,
+    not the reason) and ``stop`` when fewer; ``None`` when either number is unknown. Scoring
+    needs it to tell an answer cut off from one that ended."""
+    given = row.get("finish_reason")
+    if isinstance(given, str) and given:
+        return given
+    generated = _count(row.get("num_generated_tokens"))
+    limit = (row.get("sampling_params") or {}).get("max_tokens")
+    if generated is None or limit is None:
+        return None
+    return "length" if generated >= int(limit) else "stop"
 
 
 def prediction_line(row: Mapping[str, Any]) -> bytes:
@@ -178,46 +193,20 @@ def _encode_file(path: Path, max_side: int | None) -> tuple[str, tuple[int, int]
     try:
         data = path.read_bytes()
         image = Image.open(io.BytesIO(data))
-        target = _target(image.size, max_side)
+        target = fit_within(image.size, max_side)
         rotated = image.getexif().get(0x0112, 1) != 1  # an engine may or may not apply it
         if target == image.size and image.format in ("PNG", "JPEG") and not rotated:
-            return _data_url(data, image.format), image.size
+            return data_url(data, image.format), image.size
         jpeg = image.format == "JPEG"
         image.load()
     except (OSError, Image.DecompressionBombError) as error:
         raise GavelError(f"cannot read image {path}: {error}") from None
-    return _encode(image, target, jpeg)
+    return encode_image(image, target, jpeg)
 
 
 def _encode_frame(frame: Any, max_side: int | None) -> tuple[str, tuple[int, int]]:
     image = Image.fromarray(frame)
-    return _encode(image, _target(image.size, max_side), jpeg=True)
-
-
-def _encode(image: Image.Image, target: tuple[int, int], jpeg: bool) -> tuple[str, tuple[int, int]]:
-    if jpeg or image.mode not in ("RGB", "RGBA", "L"):
-        image = image.convert("RGB")
-    if image.size != target:
-        image = image.resize(target, Image.Resampling.LANCZOS)
-    buffer = io.BytesIO()
-    if jpeg:
-        image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
-    else:
-        image.save(buffer, format="PNG")
-    return _data_url(buffer.getvalue(), "JPEG" if jpeg else "PNG"), image.size
-
-
-def _target(size: tuple[int, int], max_side: int | None) -> tuple[int, int]:
-    width, height = size
-    if max_side is None or max(width, height) <= max_side:
-        return width, height
-    scale = max_side / max(width, height)
-    return max(1, round(width * scale)), max(1, round(height * scale))
-
-
-def _data_url(data: bytes, image_format: str) -> str:
-    mime = "image/jpeg" if image_format == "JPEG" else "image/png"
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    return encode_image(image, fit_within(image.size, max_side), jpeg=True)
 
 
 def _size(value: Any) -> list[int] | None:
