@@ -10,6 +10,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
+from gavel.cli.options import FiniteFloat
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
@@ -95,11 +96,11 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     default=None,
     help="openai: seconds one attempt may take before it is retried [default: 300].",
 )
-@click.option("--temperature", type=click.FloatRange(min=0), default=None)
+@click.option("--temperature", type=FiniteFloat(min=0), default=None)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
     "--dtype",
@@ -135,20 +136,20 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--gpus-per-worker",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=None,
     help="Ray: GPUs each replica asks for; fractions share a GPU (0.5: two per GPU). An hf: "
     "replica runs on its assigned GPU [default: 0].",
 )
 @click.option(
     "--cpus-per-worker",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=None,
     help="Ray: CPUs each replica asks for [default: 1].",
 )
 @click.option(
     "--placement-timeout",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=None,
     help="Ray: seconds a joined cluster has to find the replicas' resources before the run "
     "stops [default: 60]; a local cluster that cannot hold them fails at once.",
@@ -185,7 +186,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--fps",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     default=None,
     help="VideoHallucer: instead of --frames, one frame every 1/F seconds (see --max-frames).",
 )

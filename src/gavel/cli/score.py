@@ -10,6 +10,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import append_line, write_together
 from gavel.io.run_files import (
@@ -97,7 +98,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-temperature",
-            type=click.FloatRange(min=0),
+            type=FiniteFloat(min=0),
             default=0.0,
             show_default=True,
             help="Judge sampling temperature.",
@@ -123,7 +124,7 @@ def judge_options(command):
         click.option("--no-judge-cache", is_flag=True, help="Do not use the judge cache."),
         click.option(
             "--judge-timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=FiniteFloat(min=0, min_open=True),
             default=None,
             help="Seconds one judge request may take before it is retried [default: 300].",
         ),
