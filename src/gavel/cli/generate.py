@@ -11,6 +11,7 @@ import msgspec
 
 from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
 from gavel.cli.options import FiniteFloat
+from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
@@ -286,6 +287,28 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
+    _judge_the_outcome(summary, out)
+
+
+def _judge_the_outcome(summary, out: Path) -> None:
+    """Fail a run in which every request sent failed, and warn when most did.
+
+    The failure budget stops a long run that keeps failing, but a short one (fewer requests
+    than the budget looks at) could fail on every sample and still end "successfully". The
+    error lines stay in ``out``: a rerun asks those samples again.
+    """
+    answers = summary.answered - summary.errors  # ``answered`` counts error lines too
+    if summary.errors and answers == 0:
+        raise GavelError(
+            f"no request was answered: all {summary.errors} sent failed (their errors are in "
+            f"{out}; rerun the same command to ask them again)"
+        )
+    if summary.errors > answers:
+        click.echo(
+            f"warning: {summary.errors} of {summary.answered} requests sent failed (their "
+            f"errors are in {out})",
+            err=True,
+        )
 
 
 def _placement_timeout(seconds: float | None) -> dict[str, float]:
