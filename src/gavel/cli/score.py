@@ -22,7 +22,7 @@ from gavel.io.run_files import (
     scores_path,
     sha256_of,
 )
-from gavel.matching import policy_names
+from gavel.matching_names import POLICY_NAMES
 from gavel.parsing import convention_names
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
@@ -257,7 +257,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 )
 @click.option(
     "--match",
-    type=click.Choice(policy_names()),
+    type=click.Choice(POLICY_NAMES),
     default="union",
     show_default=True,
     help="GAVEL: how several predicted/gold boxes become one IoU per sample.",
