@@ -39,7 +39,7 @@ def test_local_models_refuse_remote_options(gavel, tmp_path):
     done = gavel("generate", "--data", tmp_path / "s" / "gavel.jsonl", "--model", "scene",
                  "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 2
-    assert "the scene model takes no base_urls option" in done.stderr
+    assert "--base-url applies to openai: models only" in done.stderr
 
 
 def test_timeout_bounds_each_attempt_and_verbose_shows_every_retry(

@@ -15,11 +15,47 @@ from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
-from gavel.models.registry import describe_specs, load_model
+from gavel.models.registry import describe_specs, load_model, spec_prefixes
 from gavel.runner.async_runner import run_sync
 
 #: Requests sent to a Ray replica at a time (``run_ray``'s own default).
 RAY_REQUESTS_PER_TASK = 32
+
+#: The model flags only some kinds of model take: flag -> (the adapters' option, the kinds).
+#: Checked here so a refusal names the flag, not the option it becomes.
+MODEL_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "--base-url": ("base_urls", ("openai",)),
+    "--api-key-env": ("api_key_env", ("openai",)),
+    "--timeout": ("timeout", ("openai",)),
+    "--max-tokens": ("max_tokens", ("openai", "hf")),
+    "--temperature": ("temperature", ("openai", "hf")),
+    "--device": ("device", ("hf",)),
+    "--dtype": ("dtype", ("hf",)),
+    "--batch-size": ("batch_size", ("hf",)),
+    "--frames": ("frames", ("openai", "hf")),
+    "--fps": ("fps", ("openai", "hf")),
+    "--max-frames": ("max_frames", ("openai", "hf")),
+}
+#: What to do instead, for a flag given to a kind of model that does not take it.
+INSTEAD = {
+    ("--batch-size", "openai"): "a served model batches requests on its server, so send more "
+    "at once with --concurrency instead",
+}
+
+
+def refuse_foreign_flags(spec: str, given: dict[str, Any]) -> None:
+    """A usage error naming the first model flag given (``given``: option -> value) that the
+    kind of model ``spec`` names does not take."""
+    kind = spec.partition(":")[0]
+    if kind not in spec_prefixes():
+        return  # load_model names the unknown model
+    for flag, (option, kinds) in MODEL_FLAGS.items():
+        if kind not in kinds and given.get(option) not in (None, (), ""):
+            names = " and ".join(f"{k}:" for k in kinds)
+            instead = INSTEAD.get((flag, kind))
+            raise click.UsageError(
+                f"{flag} applies to {names} models only" + (f"; {instead}" if instead else "")
+            )
 
 
 def default_cache() -> Path:
@@ -231,6 +267,11 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
     options |= {k: v for k, v in given if v is not None}
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
+    refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
+                                "timeout": timeout, "max_tokens": max_tokens,
+                                "temperature": temperature, "device": device, "dtype": dtype,
+                                "batch_size": batch_size, "frames": frame_count, "fps": fps,
+                                "max_frames": max_frames})  # fmt: skip
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
