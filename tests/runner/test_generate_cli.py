@@ -138,6 +138,12 @@ def test_a_run_in_which_every_request_failed_fails(gavel, tmp_path, server, fake
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 4 and all(line["error"] for line in lines)  # the error lines are kept
 
+    run = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                "--no-progress", "--out", tmp_path / "run")  # fmt: skip
+    assert run.returncode == 2 and "no request was answered: all 4 sent failed" in run.stderr
+    assert not (tmp_path / "run" / "results.json").exists()  # nothing scored
+
 
 def test_a_run_in_which_most_requests_failed_warns(gavel, tmp_path, server, fake, api_key):
     assert gavel("synth", "--n", "4", "--out", tmp_path / "set").returncode == 0
