@@ -88,3 +88,35 @@ def test_contradictory_or_misplaced_flags_are_refused(gavel, server, videos, tmp
     assert images.returncode == 2 and "only for video benchmarks" in images.stderr
     assert "Traceback" not in both.stderr + alone.stderr + images.stderr
     assert not out.exists() and server.received == []
+
+
+@pytest.mark.parametrize(
+    ("model", "flags", "message"),
+    [
+        ("hf:some/model", ["--timeout", "5"], "--timeout applies to openai: models only"),
+        ("hf:some/model", ["--api-key-env", "KEY"], "--api-key-env applies to openai: models only"),
+        ("scene", ["--temperature", "0.5"], "--temperature applies to openai: and hf: models only"),
+        ("replay:p.jsonl", ["--max-tokens", "9"], "--max-tokens applies to openai: and hf: models"),
+        ("openai:m", ["--device", "cpu"], "--device applies to hf: models only"),
+        ("openai:m", ["--dtype", "float32"], "--dtype applies to hf: models only"),
+    ],
+)
+def test_a_flag_the_model_does_not_take_is_named_as_a_flag(gavel, tmp_path, model, flags, message):
+    from gavel.examples import example_dir
+
+    data = example_dir("photos") / "gavel.jsonl"
+    done = gavel(
+        "generate", "--data", data, "--model", model, *flags, "--out", tmp_path / "p.jsonl"
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"Error: {message}" in done.stderr
+    assert not (tmp_path / "p.jsonl").exists()
+
+
+def test_the_model_flags_table_agrees_with_the_adapters():
+    from gavel.cli.generate import MODEL_FLAGS
+    from gavel.models import hf, openai_compat
+
+    accepted = {"openai": set(openai_compat.SPEC_OPTIONS), "hf": {*hf.SPEC_OPTIONS, "max_tokens"}}
+    for flag, (option, kinds) in MODEL_FLAGS.items():
+        assert {kind for kind, options in accepted.items() if option in options} == set(kinds), flag

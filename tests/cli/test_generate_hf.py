@@ -163,7 +163,7 @@ def test_models_that_do_not_batch_refuse_the_option(gavel, tmp_path: Path) -> No
     scene = gavel("generate", "--data", data, "--model", "scene", "--batch-size", "4",
                   "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert scene.returncode == 2
-    assert "error: the scene model takes no batch_size option" in scene.stderr
+    assert "Error: --batch-size applies to hf: models only" in scene.stderr
     served = gavel("generate", "--data", data, "--model", "openai:m", "--base-url",
                    "http://127.0.0.1:9/v1", "--batch-size", "4", "--out", tmp_path / "q.jsonl")  # fmt: skip
     assert served.returncode == 2 and "Traceback" not in served.stderr

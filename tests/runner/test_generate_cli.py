@@ -39,7 +39,7 @@ def test_local_models_refuse_remote_options(gavel, tmp_path):
     done = gavel("generate", "--data", tmp_path / "s" / "gavel.jsonl", "--model", "scene",
                  "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 2
-    assert "the scene model takes no base_urls option" in done.stderr
+    assert "--base-url applies to openai: models only" in done.stderr
 
 
 def test_timeout_bounds_each_attempt_and_verbose_shows_every_retry(
@@ -122,3 +122,36 @@ def test_the_async_runner_names_the_file_it_cannot_append_to(gavel, tmp_path, se
     again = gavel(*args)
     assert again.returncode == 0, again.stderr
     assert len({json.loads(line)["id"] for line in out.read_text().splitlines()}) == 6
+
+
+def test_a_run_in_which_every_request_failed_fails(gavel, tmp_path, server, fake, api_key):
+    """Fewer requests than the failure budget looks at, every one refused: not a success."""
+    assert gavel("synth", "--n", "4", "--out", tmp_path / "set").returncode == 0
+    server.plan = lambda body, number: fake.Fault(status=400, message=f"bad request {number}")
+    out = tmp_path / "p.jsonl"
+    done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                 "--no-progress", "--out", out)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "no request was answered: all 4 sent failed" in done.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 4 and all(line["error"] for line in lines)  # the error lines are kept
+
+    run = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                "--no-progress", "--out", tmp_path / "run")  # fmt: skip
+    assert run.returncode == 2 and "no request was answered: all 4 sent failed" in run.stderr
+    assert not (tmp_path / "run" / "results.json").exists()  # nothing scored
+
+
+def test_a_run_in_which_most_requests_failed_warns(gavel, tmp_path, server, fake, api_key):
+    assert gavel("synth", "--n", "4", "--out", tmp_path / "set").returncode == 0
+    server.plan = lambda body, number: (
+        None if number == 1 else fake.Fault(status=400, message=f"bad request {number}")
+    )
+    done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                 "--no-progress", "--concurrency", "1", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "warning: 3 of 4 requests sent failed" in done.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError
 
 
@@ -50,7 +51,7 @@ _DB = click.option(
 )
 @click.option(
     "--double",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=0.0,
     show_default=True,
     help="Share of items annotated by two annotators independently (for agreement).",
@@ -230,7 +231,7 @@ def serve(
 )
 @click.option(
     "--test-fraction",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=0.2,
     show_default=True,
     help="Share of images in the test split (on average: each image's split is fixed by a "

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gavel.cli.generate import default_cache
+from gavel.cli.options import FiniteFloat
 from gavel.models.registry import describe_specs, load_model
 from gavel.prompts import Template
 
@@ -41,7 +42,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Environment variable holding the API key [default: OPENAI_API_KEY].",
         ),
         click.option("--max-tokens", type=click.IntRange(min=1), default=None),
-        click.option("--temperature", type=click.FloatRange(min=0), default=None),
+        click.option("--temperature", type=FiniteFloat(min=0), default=None),
         click.option(
             "--concurrency",
             type=click.IntRange(min=1),
@@ -213,7 +214,7 @@ def import_(
 )
 @click.option(
     "--below",
-    type=float,
+    type=FiniteFloat(),
     default=None,
     help="Keep only pairs rated below this (1-5); e.g. 4 keeps ratings 1-3.",
 )

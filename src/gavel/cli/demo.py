@@ -13,7 +13,7 @@ from gavel.cli.score import write_run
 from gavel.errors import GavelError
 from gavel.examples import example_dir
 from gavel.io.files import atomic_write_bytes
-from gavel.matching import policy_names
+from gavel.matching_names import POLICY_NAMES
 from gavel.models.scene.adapter import SceneModel
 from gavel.report.html import write_report
 from gavel.report.tables import render
@@ -96,7 +96,7 @@ def score_synthetic(
 )
 @click.option(
     "--match",
-    type=click.Choice(policy_names()),
+    type=click.Choice(POLICY_NAMES),
     default="union",
     show_default=True,
     help="GAVEL multi-box matching policy.",

@@ -10,14 +10,52 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
+from gavel.cli.options import FiniteFloat
+from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
-from gavel.models.registry import describe_specs, load_model
+from gavel.models.registry import describe_specs, load_model, spec_prefixes
 from gavel.runner.async_runner import run_sync
 
 #: Requests sent to a Ray replica at a time (``run_ray``'s own default).
 RAY_REQUESTS_PER_TASK = 32
+
+#: The model flags only some kinds of model take: flag -> (the adapters' option, the kinds).
+#: Checked here so a refusal names the flag, not the option it becomes.
+MODEL_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "--base-url": ("base_urls", ("openai",)),
+    "--api-key-env": ("api_key_env", ("openai",)),
+    "--timeout": ("timeout", ("openai",)),
+    "--max-tokens": ("max_tokens", ("openai", "hf")),
+    "--temperature": ("temperature", ("openai", "hf")),
+    "--device": ("device", ("hf",)),
+    "--dtype": ("dtype", ("hf",)),
+    "--batch-size": ("batch_size", ("hf",)),
+    "--frames": ("frames", ("openai", "hf")),
+    "--fps": ("fps", ("openai", "hf")),
+    "--max-frames": ("max_frames", ("openai", "hf")),
+}
+#: What to do instead, for a flag given to a kind of model that does not take it.
+INSTEAD = {
+    ("--batch-size", "openai"): "a served model batches requests on its server, so send more "
+    "at once with --concurrency instead",
+}
+
+
+def refuse_foreign_flags(spec: str, given: dict[str, Any]) -> None:
+    """A usage error naming the first model flag given (``given``: option -> value) that the
+    kind of model ``spec`` names does not take."""
+    kind = spec.partition(":")[0]
+    if kind not in spec_prefixes():
+        return  # load_model names the unknown model
+    for flag, (option, kinds) in MODEL_FLAGS.items():
+        if kind not in kinds and given.get(option) not in (None, (), ""):
+            names = " and ".join(f"{k}:" for k in kinds)
+            instead = INSTEAD.get((flag, kind))
+            raise click.UsageError(
+                f"{flag} applies to {names} models only" + (f"; {instead}" if instead else "")
+            )
 
 
 def default_cache() -> Path:
@@ -95,11 +133,11 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     default=None,
     help="openai: seconds one attempt may take before it is retried [default: 300].",
 )
-@click.option("--temperature", type=click.FloatRange(min=0), default=None)
+@click.option("--temperature", type=FiniteFloat(min=0), default=None)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
     "--dtype",
@@ -135,20 +173,20 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--gpus-per-worker",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=None,
     help="Ray: GPUs each replica asks for; fractions share a GPU (0.5: two per GPU). An hf: "
     "replica runs on its assigned GPU [default: 0].",
 )
 @click.option(
     "--cpus-per-worker",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=None,
     help="Ray: CPUs each replica asks for [default: 1].",
 )
 @click.option(
     "--placement-timeout",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=None,
     help="Ray: seconds a joined cluster has to find the replicas' resources before the run "
     "stops [default: 60]; a local cluster that cannot hold them fails at once.",
@@ -185,7 +223,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--fps",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     default=None,
     help="VideoHallucer: instead of --frames, one frame every 1/F seconds (see --max-frames).",
 )
@@ -229,6 +267,11 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
     options |= {k: v for k, v in given if v is not None}
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
+    refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
+                                "timeout": timeout, "max_tokens": max_tokens,
+                                "temperature": temperature, "device": device, "dtype": dtype,
+                                "batch_size": batch_size, "frames": frame_count, "fps": fps,
+                                "max_frames": max_frames})  # fmt: skip
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
@@ -285,6 +328,28 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
+    _judge_the_outcome(summary, out)
+
+
+def _judge_the_outcome(summary, out: Path) -> None:
+    """Fail a run in which every request sent failed, and warn when most did.
+
+    The failure budget stops a long run that keeps failing, but a short one (fewer requests
+    than the budget looks at) could fail on every sample and still end "successfully". The
+    error lines stay in ``out``: a rerun asks those samples again.
+    """
+    answers = summary.answered - summary.errors  # ``answered`` counts error lines too
+    if summary.errors and answers == 0:
+        raise GavelError(
+            f"no request was answered: all {summary.errors} sent failed (their errors are in "
+            f"{out}; rerun the same command to ask them again)"
+        )
+    if summary.errors > answers:
+        click.echo(
+            f"warning: {summary.errors} of {summary.answered} requests sent failed (their "
+            f"errors are in {out})",
+            err=True,
+        )
 
 
 def _placement_timeout(seconds: float | None) -> dict[str, float]:

@@ -10,6 +10,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import append_line, write_together
 from gavel.io.run_files import (
@@ -21,7 +22,7 @@ from gavel.io.run_files import (
     scores_path,
     sha256_of,
 )
-from gavel.matching import policy_names
+from gavel.matching_names import POLICY_NAMES
 from gavel.parsing import convention_names
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
@@ -97,7 +98,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-temperature",
-            type=click.FloatRange(min=0),
+            type=FiniteFloat(min=0),
             default=0.0,
             show_default=True,
             help="Judge sampling temperature.",
@@ -123,7 +124,7 @@ def judge_options(command):
         click.option("--no-judge-cache", is_flag=True, help="Do not use the judge cache."),
         click.option(
             "--judge-timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=FiniteFloat(min=0, min_open=True),
             default=None,
             help="Seconds one judge request may take before it is retried [default: 300].",
         ),
@@ -256,7 +257,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 )
 @click.option(
     "--match",
-    type=click.Choice(policy_names()),
+    type=click.Choice(POLICY_NAMES),
     default="union",
     show_default=True,
     help="GAVEL: how several predicted/gold boxes become one IoU per sample.",

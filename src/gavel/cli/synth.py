@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.cli.options import FiniteFloat
 from gavel.synth.scenes import DIFFICULTIES
 from gavel.synth.vocabulary import GAVEL_CATEGORIES
 
@@ -54,7 +55,7 @@ def parse_weights(text: str | None) -> dict[str, float] | None:
 )
 @click.option(
     "--clean-share",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=None,
     help="Share of captions without an error [GAVEL 0.07, DetailVerifyBench 0.2].",
 )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from gavel.cli.options import FiniteFloat
 from gavel.train.template import BUILTIN
 
 _TEMPLATE_HELP = (
@@ -117,16 +118,16 @@ def _data_options(command):
 )
 @click.option(
     "--lr",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     default=None,
     help="Peak learning rate [default: 1e-5, or 2e-4 with --lora].",
 )
 @click.option(
-    "--weight-decay", type=click.FloatRange(min=0), default=0.0, show_default=True, help="AdamW."
+    "--weight-decay", type=FiniteFloat(min=0), default=0.0, show_default=True, help="AdamW."
 )
 @click.option(
     "--warmup-ratio",
-    type=click.FloatRange(min=0, max=1, max_open=True),
+    type=FiniteFloat(min=0, max=1, max_open=True),
     default=0.03,
     show_default=True,
     help="Share of the steps with a linear warm-up.",
@@ -140,7 +141,7 @@ def _data_options(command):
 )
 @click.option(
     "--max-grad-norm",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=1.0,
     show_default=True,
     help="Gradient clipping (0: none).",
@@ -210,7 +211,7 @@ def _data_options(command):
 )
 @click.option(
     "--lora-dropout",
-    type=click.FloatRange(min=0, max=1),
+    type=FiniteFloat(min=0, max=1),
     default=0.05,
     show_default=True,
     help="Dropout on the LoRA inputs.",

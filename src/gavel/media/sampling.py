@@ -12,6 +12,7 @@ without loading PyAV or numpy.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,8 @@ class FrameSampling:
     def __post_init__(self) -> None:
         if self.mode not in ("uniform", "fps"):
             raise GavelError(f"unknown frame sampling {self.mode!r}; use uniform or fps")
+        if not math.isfinite(self.fps):
+            raise GavelError(f"fps must be a finite number of frames a second, not {self.fps}")
         if self.count < 1 or self.max_frames < 1 or self.fps <= 0:
             raise GavelError("frame counts and fps must be positive")
 
@@ -55,6 +58,8 @@ def sampling_from_options(
     if fps is not None:
         if frames is not None:
             raise ConfigError("give either frames (a count) or fps (a rate), not both")
+        if not math.isfinite(fps):
+            raise ConfigError(f"fps must be a finite number of frames a second, not {fps}")
         if fps <= 0:
             raise ConfigError("fps must be positive")
         if max_frames is not None and max_frames < 1:
@@ -74,7 +79,9 @@ def choose_indices(total: int, fps: float, sampling: FrameSampling) -> list[int]
     if sampling.mode == "uniform":
         count = min(sampling.count, total)
         return sorted({int((i + 0.5) * total / count) for i in range(count)})
-    step = fps / sampling.fps
+    # A rate above the video's own keeps every frame: a step under one frame would only list
+    # each frame many times over (and, for a huge rate, loop for ever).
+    step = max(1.0, fps / sampling.fps)
     picked = sorted({round(i * step) for i in range(int((total - 1) / step) + 1)})
     if len(picked) > sampling.max_frames:
         picked = [

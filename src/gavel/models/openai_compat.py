@@ -431,7 +431,7 @@ class OpenAIChatModel:
             clients = self._clients[loop] = [
                 openai.AsyncOpenAI(
                     api_key=self.__key, base_url=url, max_retries=0, timeout=self.timeout,
-                    http_client=_http_client(self.timeout),
+                    http_client=_http_client(self.timeout, url),
                 )
                 for url in self.base_urls
             ]  # fmt: skip
@@ -454,11 +454,16 @@ def _answers_unlisted(entries: list[dict[str, Any]]) -> bool:
     )
 
 
-def _http_client(timeout: float) -> Any:
+def _http_client(timeout: float, url: str) -> Any:
     """aiohttp as the transport when installed (``openai[aiohttp]``): at 64 requests in flight
     its C HTTP parser and connection pool take about two thirds of the CPU of the default
-    pure-Python transport. ``None`` keeps the default."""
+    pure-Python transport. ``None`` keeps the default, as for a URL with credentials in it
+    (``http://user:key@host``), which aiohttp refuses beside the client's own Authorization
+    header while the default transport sends them."""
     import openai
+
+    if urlsplit(url).username is not None:
+        return None
 
     try:
         return openai.DefaultAioHttpClient(timeout=timeout)

@@ -33,6 +33,11 @@ def load_model(spec: str, **options: Any) -> Model:
     return _FACTORIES[prefix][0](argument, **options)
 
 
+def spec_prefixes() -> list[str]:
+    """The registered kinds of model (``openai``, ``hf``, ...), as a spec starts."""
+    return list(_FACTORIES)
+
+
 def describe_specs() -> str:
     return ", ".join(help_text for _, help_text in _FACTORIES.values())
 

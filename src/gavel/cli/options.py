@@ -1,0 +1,30 @@
+"""Parameter types shared by the commands.
+
+``click.FloatRange`` compares its bounds with ``<`` and ``>``, which NaN always fails and
+infinity may pass, so ``--temperature nan`` reached a server and ``--placement-timeout nan`` an
+internal error. Every float option of every command takes :class:`FiniteFloat` instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+
+class FiniteFloat(click.FloatRange):
+    """A float within optional bounds (as ``click.FloatRange``) that is also finite."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+    def _describe_range(self) -> str:
+        # click's own text reads "x<=None" when neither bound is set; say nothing then.
+        if self.min is None and self.max is None:
+            return ""
+        return super()._describe_range()

@@ -1,0 +1,61 @@
+"""Every float option of every command refuses NaN and infinity as a usage error."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from gavel.cli.main import COMMANDS, cli
+from gavel.cli.options import FiniteFloat
+
+
+def float_options() -> list[tuple[tuple[str, ...], str, click.ParamType]]:
+    """(command path, flag, type) for each option of every command that takes a float."""
+    found = []
+
+    def walk(path: tuple[str, ...], command: click.Command) -> None:
+        for param in command.params:
+            if isinstance(param, click.Option) and isinstance(
+                param.type, click.types.FloatParamType
+            ):
+                found.append((path, param.opts[0], param.type))
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk((*path, name), sub)
+
+    for name, entry in COMMANDS.items():
+        walk((name,), entry.load())
+    return found
+
+
+OPTIONS = float_options()
+
+
+def test_the_table_covers_the_float_options_known_to_be_there():
+    flags = {(" ".join(path), flag) for path, flag, _ in OPTIONS}
+    assert {
+        ("generate", "--temperature"),
+        ("generate", "--placement-timeout"),
+        ("score", "--judge-timeout"),
+        ("score", "--judge-temperature"),
+        ("train sft", "--lr"),
+    } <= flags
+
+
+@pytest.mark.parametrize(("path", "flag", "kind"), OPTIONS, ids=lambda v: str(v))
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+def test_a_float_option_refuses_what_is_not_a_finite_number(path, flag, kind, value):
+    assert isinstance(kind, FiniteFloat)
+    done = CliRunner().invoke(cli, [*path, f"{flag}={value}"])
+    assert done.exit_code == 2, done.output
+    assert isinstance(done.exception, SystemExit)
+    assert "Traceback" not in done.output
+    assert f"Invalid value for '{flag}'" in done.output
+    assert "finite" in done.output or "range" in done.output
+
+
+def test_an_unbounded_float_option_shows_no_range_in_its_help():
+    done = CliRunner().invoke(cli, ["curate", "score", "--help"])
+    assert done.exit_code == 0, done.output
+    assert "None" not in done.output
