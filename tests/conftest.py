@@ -31,6 +31,37 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+class MainRun:
+    """What ``gavel ARGS`` did in-process: exit code, stdout, stderr. Unpacks as
+    ``code, text`` (text: stdout and stderr together)."""
+
+    def __init__(self, code: int, out: str, err: str):
+        self.code, self.out, self.err = code, out, err
+        self.text = out + err
+
+    def __iter__(self):
+        return iter((self.code, self.text))
+
+
+@pytest.fixture
+def gavel_main(capsys):
+    """Run the real entry point in-process, through the same error handling as the console
+    script, so a test sees the message (and exit code) a user would."""
+    from gavel.cli.main import main
+
+    def run(*args) -> MainRun:
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        captured = capsys.readouterr()
+        return MainRun(code, captured.out, captured.err)
+
+    return run
+
+
 @pytest.fixture
 def gavel():
     """Run the real command line in a subprocess; returns the completed process."""

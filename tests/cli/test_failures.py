@@ -14,21 +14,9 @@ from pathlib import Path
 import pytest
 
 from gavel.cli.failures import BUG_EXIT, DEBUG_VARIABLE, os_error_message, report_failure
-from gavel.cli.main import main
 from gavel.examples import example_dir
 
 PHOTOS = example_dir("photos")
-
-
-def run_gavel(capsys, *args) -> tuple[int, str]:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in args])
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def score(out: Path) -> list:
@@ -37,23 +25,23 @@ def score(out: Path) -> list:
             "--out", out, "--bootstrap", "0"]  # fmt: skip
 
 
-def test_an_out_path_that_is_a_folder_or_under_a_file_is_named(tmp_path, capsys):
+def test_an_out_path_that_is_a_folder_or_under_a_file_is_named(tmp_path, gavel_main):
     (tmp_path / "results.json").mkdir()
-    code, text = run_gavel(capsys, *score(tmp_path / "results.json"))
+    code, text = gavel_main(*score(tmp_path / "results.json"))
     assert code == 2
     assert text.strip().endswith(f"error: {tmp_path / 'results.json'}: it is a folder, not a file "
                                  "(Is a directory)")  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]  # nothing beside it
     (tmp_path / "plain").write_text("x")
-    code, text = run_gavel(capsys, *score(tmp_path / "plain" / "run" / "results.json"))
+    code, text = gavel_main(*score(tmp_path / "plain" / "run" / "results.json"))
     assert code == 2
     assert "a part of the path is a file, not a folder" in text and "Traceback" not in text
-    assert run_gavel(capsys, *score(tmp_path / "ok" / "results.json"))[0] == 0
-    code, text = run_gavel(capsys, "report", tmp_path / "ok", "--out", tmp_path / "plain")
+    assert gavel_main(*score(tmp_path / "ok" / "results.json")).code == 0
+    code, text = gavel_main("report", tmp_path / "ok", "--out", tmp_path / "plain")
     assert code == 2 and str(tmp_path / "plain") in text and "Traceback" not in text
 
 
-def test_a_read_only_folder_and_a_full_disk_are_named(tmp_path, capsys, monkeypatch):
+def test_a_read_only_folder_and_a_full_disk_are_named(tmp_path, gavel_main, monkeypatch):
     """The tests run as any user (root ignores permissions), so the file system's answer is
     injected where gavel creates its temporary file."""
     import tempfile
@@ -65,23 +53,23 @@ def test_a_read_only_folder_and_a_full_disk_are_named(tmp_path, capsys, monkeypa
             raise OSError(number, os.strerror(number), kwargs.get("dir"))
 
         monkeypatch.setattr(tempfile, "mkstemp", refuse)
-        code, text = run_gavel(capsys, *score(tmp_path / "run" / "results.json"))
+        code, text = gavel_main(*score(tmp_path / "run" / "results.json"))
         assert code == 2, text
         assert f"error: {tmp_path / 'run'}: {words} ({os.strerror(code_number)})" in text
         monkeypatch.undo()
     assert not (tmp_path / "run" / "results.json").exists()
 
 
-def test_data_commands_on_empty_inputs(tmp_path, capsys):
+def test_data_commands_on_empty_inputs(tmp_path, gavel_main):
     (tmp_path / "blank.jsonl").write_text("\n   \n")
     for args in (["data", "validate", "/dev/null"], ["data", "stats", "/dev/null"],
                  ["data", "stats", tmp_path / "blank.jsonl"]):  # fmt: skip
-        code, text = run_gavel(capsys, *args)
+        code, text = gavel_main(*args)
         assert code != 0 and "no samples in file" in text and "Traceback" not in text
 
 
 @pytest.mark.parametrize("content", [b"SQLite format 2\x00" + bytes(200), b"hello\n"])
-def test_an_annotation_project_that_is_not_sqlite(tmp_path, capsys, content):
+def test_an_annotation_project_that_is_not_sqlite(tmp_path, gavel_main, content):
     project = tmp_path / "project.sqlite"
     project.write_bytes(content)
     for args in (
@@ -91,7 +79,7 @@ def test_an_annotation_project_that_is_not_sqlite(tmp_path, capsys, content):
         ["export", "--db", project, "--out", tmp_path / "out.jsonl"],
         ["user", "add", "--db", project, "--name", "ana", "--role", "annotator"],
     ):
-        code, text = run_gavel(capsys, "annotate", *args)
+        code, text = gavel_main("annotate", *args)
         assert code == 2, (args, text)
         assert f"error: {project} is not a gavel annotation project (not SQLite)" in text
     assert project.read_bytes() == content
@@ -135,14 +123,14 @@ def generate_limited(limit: int, *args) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
-def test_answers_that_hit_the_file_size_limit_name_the_file_and_resume(tmp_path, capsys):
-    assert run_gavel(capsys, "synth", "--n", "6", "--out", tmp_path / "set")[0] == 0
+def test_answers_that_hit_the_file_size_limit_name_the_file_and_resume(tmp_path, gavel_main):
+    assert gavel_main("synth", "--n", "6", "--out", tmp_path / "set").code == 0
     args = ["--data", tmp_path / "set" / "gavel.jsonl", "--model", "scene", "--no-progress",
             "--out", tmp_path / "pred.jsonl"]  # fmt: skip
     done = generate_limited(700, *args)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert f"error: {tmp_path / 'pred.jsonl'}: the file-size limit was reached" in done.stderr
-    code, text = run_gavel(capsys, "generate", *args)  # resumes: a torn last line is repaired
+    code, text = gavel_main("generate", *args)  # resumes: a torn last line is repaired
     assert code == 0, text
     lines = (tmp_path / "pred.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["id"] for line in lines) == [f"synth-{i:05d}" for i in range(6)]

@@ -32,26 +32,8 @@ HUGE = "7" * 5000
 SURROGATE = '"\\udfff"'
 
 
-@dataclass
-class Ran:
-    code: int
-    out: str
-    err: str
-
-
-def run_gavel(capsys, *args: Any) -> Ran:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in args])
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    captured = capsys.readouterr()
-    return Ran(code, captured.out, captured.err)
-
-
-def assert_clean(ran: Ran, *, must_fail: bool, case: str) -> None:
-    text = ran.out + ran.err
+def assert_clean(ran: Any, *, must_fail: bool, case: str) -> None:
+    text = ran.text
     assert "Traceback" not in text, f"{case}: {text[-2000:]}"
     assert "internal error" not in text, f"{case}: {text[-2000:]}"
     if must_fail:
@@ -342,7 +324,7 @@ def _remove(path: Path) -> None:
 
 
 @pytest.mark.parametrize("target", _cases())
-def test_every_malformed_input_ends_in_one_clean_message(target, world, capsys):
+def test_every_malformed_input_ends_in_one_clean_message(target, world, gavel_main):
     """The damage is applied in place and undone after each case, and whatever the command
     wrote is removed, so every case starts from the same files."""
     damaged = world / target.file
@@ -356,7 +338,7 @@ def test_every_malformed_input_ends_in_one_clean_message(target, world, capsys):
         for case, must_fail, payload in damage:
             _put(damaged, payload)
             _match_companions(damaged)
-            ran = run_gavel(capsys, *target.args(world, damaged))
+            ran = gavel_main(*target.args(world, damaged))
             try:
                 assert_clean(ran, must_fail=must_fail and case not in target.may_pass, case=case)
             except AssertionError as error:
@@ -390,7 +372,7 @@ WRITERS: list[tuple[str, Callable[[Path, Path], list[Any]]]] = [
 
 
 @pytest.mark.parametrize(("name", "args"), WRITERS, ids=[n for n, _ in WRITERS])
-def test_every_output_that_cannot_be_written_is_named(name, args, world, tmp_path, capsys):
+def test_every_output_that_cannot_be_written_is_named(name, args, world, tmp_path, gavel_main):
     """--out that is a folder (where a file goes), a file (where a folder goes), or lies
     under a file."""
     (tmp_path / "folder").mkdir()
@@ -399,7 +381,7 @@ def test_every_output_that_cannot_be_written_is_named(name, args, world, tmp_pat
     folder_outputs = ("synth", "report", "data split")
     wrong = tmp_path / ("file" if name in folder_outputs else "folder")
     for out in (wrong, tmp_path / "file" / "below" / "x.json"):
-        ran = run_gavel(capsys, *args(world, out))
+        ran = gavel_main(*args(world, out))
         assert_clean(ran, must_fail=True, case=f"{name} {out}")
         assert "error:" in ran.err.lower() and (str(out) in ran.err or str(out.parent) in ran.err
                                         or str(tmp_path / "file") in ran.err), ran.err  # fmt: skip

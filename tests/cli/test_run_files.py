@@ -13,23 +13,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from gavel.cli.main import main
 from gavel.cli.score import write_run
 from gavel.examples import example_dir
 from gavel.records import Result
 
 PHOTOS = example_dir("photos")
-
-
-def run_gavel(capsys, *args) -> tuple[int, str]:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in args])
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def score_args(out: Path, model: str = "gemini") -> list:
@@ -42,9 +30,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def test_results_name_the_sha256_of_the_scores_they_were_made_from(tmp_path, capsys):
+def test_results_name_the_sha256_of_the_scores_they_were_made_from(tmp_path, gavel_main):
     out = tmp_path / "run" / "results.json"
-    code, text = run_gavel(capsys, *score_args(out))
+    code, text = gavel_main(*score_args(out))
     assert code == 0, text
     files = json.loads(out.read_text())["files"]
     scores = (tmp_path / "run" / "results.scores.jsonl").read_bytes()
@@ -52,11 +40,11 @@ def test_results_name_the_sha256_of_the_scores_they_were_made_from(tmp_path, cap
     assert sorted(p.name for p in out.parent.iterdir()) == ["results.json", "results.scores.jsonl"]
 
 
-def test_a_write_stopped_by_the_file_size_limit_changes_nothing(tmp_path, capsys):
+def test_a_write_stopped_by_the_file_size_limit_changes_nothing(tmp_path, gavel_main):
     """A real RLIMIT_FSIZE in a child process: results.json is the bigger file, so with the old
     order (summary first) the new results.json would sit beside the old scores."""
     out = tmp_path / "run" / "results.json"
-    assert run_gavel(capsys, *score_args(out, "gemini"))[0] == 0
+    assert gavel_main(*score_args(out, "gemini")).code == 0
     before = snapshot(out.parent)
     limit = len(before["results.scores.jsonl"]) + 100  # the scores fit, results.json does not
     assert len(before["results.json"]) > limit
@@ -78,9 +66,9 @@ def test_a_write_stopped_by_the_file_size_limit_changes_nothing(tmp_path, capsys
     assert snapshot(out.parent) == before  # the old pair, whole, and no temporary file
 
 
-def test_an_unencodable_string_changes_nothing(tmp_path, capsys):
+def test_an_unencodable_string_changes_nothing(tmp_path, gavel_main):
     out = tmp_path / "run" / "results.json"
-    assert run_gavel(capsys, *score_args(out))[0] == 0
+    assert gavel_main(*score_args(out)).code == 0
     before = snapshot(out.parent)
     result = msgspec.json.decode(out.read_bytes(), type=Result)
     from gavel.records import GavelScore
@@ -91,10 +79,10 @@ def test_an_unencodable_string_changes_nothing(tmp_path, capsys):
     assert snapshot(out.parent) == before
 
 
-def test_readers_refuse_results_beside_scores_of_another_run(tmp_path, capsys):
+def test_readers_refuse_results_beside_scores_of_another_run(tmp_path, gavel_main):
     a, b = tmp_path / "a" / "results.json", tmp_path / "b" / "results.json"
-    assert run_gavel(capsys, *score_args(a, "gemini"))[0] == 0
-    assert run_gavel(capsys, *score_args(b, "qwen3-vl"))[0] == 0
+    assert gavel_main(*score_args(a, "gemini")).code == 0
+    assert gavel_main(*score_args(b, "qwen3-vl")).code == 0
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     shutil.copy(a, mixed / "results.json")
@@ -103,16 +91,16 @@ def test_readers_refuse_results_beside_scores_of_another_run(tmp_path, capsys):
         ["compare", mixed / "results.json", b, "--bootstrap", "100"],
         ["report", mixed, "--out", tmp_path / "page"],
     ):
-        code, text = run_gavel(capsys, *args)
+        code, text = gavel_main(*args)
         assert code == 2, text
         assert "results.scores.jsonl: does not match results.json (SHA-256 differs" in text
         assert "Traceback" not in text
     (mixed / "results.scores.jsonl").unlink()
-    code, text = run_gavel(capsys, "compare", mixed / "results.json", b, "--bootstrap", "100")
+    code, text = gavel_main("compare", mixed / "results.json", b, "--bootstrap", "100")
     assert code == 2 and "per-sample scores not found" in text
     # a run written before results named their files is read as it is
     legacy = json.loads(a.read_text())
     del legacy["files"]
     shutil.copy(b.with_name("results.scores.jsonl"), mixed / "results.scores.jsonl")
     (mixed / "results.json").write_text(json.dumps(legacy))
-    assert run_gavel(capsys, "compare", mixed / "results.json", b, "--bootstrap", "100")[0] == 0
+    assert gavel_main("compare", mixed / "results.json", b, "--bootstrap", "100").code == 0
