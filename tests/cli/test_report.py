@@ -80,3 +80,10 @@ def test_a_run_folder_whose_name_is_not_utf8(gavel, tmp_path):
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     page = (tmp_path / "page" / "index.html").read_bytes().decode("utf-8")  # valid UTF-8
     assert "run-\\udcff" in page
+
+
+def test_an_image_root_that_does_not_exist_is_refused(tmp_path, gavel_main):
+    missing = tmp_path / "no-such-folder"
+    ran = gavel_main("report", tmp_path, "--image-root", missing, "--out", tmp_path / "page")
+    assert ran.code == 2 and "does not exist" in ran.err and "Traceback" not in ran.text
+    assert not (tmp_path / "page").exists()

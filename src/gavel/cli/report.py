@@ -37,7 +37,7 @@ def expand_runs(paths: tuple[Path, ...]) -> list[Path]:
 )
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
     default=None,
     help="GAVEL: folder the images are read from [default: the data file's folder; an "
     "--image-root recorded by `gavel score` only when it lies inside that folder].",
