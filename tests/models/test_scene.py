@@ -8,8 +8,9 @@ import shutil
 import pytest
 from PIL import Image, PngImagePlugin
 
-from gavel.benchmarks.gavel import GavelSettings, build_requests, evaluate_files
-from gavel.benchmarks.gavel_data import load_samples
+from gavel.benchmarks.gavel.data import load_samples
+from gavel.benchmarks.gavel.prompt import build_requests
+from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
 from gavel.models.scene.adapter import SceneModel
 from gavel.models.scene.grammar import parse_caption
 from gavel.prompts import load_template

@@ -17,7 +17,7 @@ from gavel.benchmarks.registry import Options, get_benchmark
 from gavel.errors import ConfigError, DataError
 from gavel.report.gallery import caption_segments, gavel_outcome
 from gavel.report.html import best_rows, run_labels, write_report
-from gavel.report.tables import Table
+from gavel.tables import Table
 
 HOSTILE_CAPTION = "<script>alert(1)</script> A red square sits on the left."
 HOSTILE_EXPLANATION = '<img src=x onerror="window.__pwned=1"> The square is blue.'

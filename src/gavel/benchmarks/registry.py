@@ -16,7 +16,7 @@ from gavel.errors import ConfigError
 from gavel.models.base import Model, Request
 from gavel.prompts import Template
 from gavel.records import Result, Score
-from gavel.report.tables import Table
+from gavel.tables import Table
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def benchmark_names() -> list[str]:
 
 
 def _gavel_evaluate(data: Path, predictions: Path, options: Options):
-    from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+    from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
 
     settings = GavelSettings(
         match=options.match,
@@ -98,8 +98,8 @@ def _gavel_evaluate(data: Path, predictions: Path, options: Options):
 
 
 def _gavel_prepare(data: Path, model: Model, options: Options) -> Prepared:
-    from gavel.benchmarks.gavel import build_requests
-    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.benchmarks.gavel.data import load_samples
+    from gavel.benchmarks.gavel.prompt import build_requests
     from gavel.prompts import load_template
 
     samples, loader = load_samples(data, options.image_root)
@@ -110,7 +110,7 @@ def _gavel_prepare(data: Path, model: Model, options: Options) -> Prepared:
 
 
 def _gavel_table(runs):
-    from gavel.report.tables import gavel_table
+    from gavel.benchmarks.gavel.table import gavel_table
 
     return gavel_table(runs)
 
@@ -139,7 +139,7 @@ register(
 
 
 def _dvb_evaluate(data: Path, predictions: Path, options: Options):
-    from gavel.benchmarks.detailverify import DetailVerifySettings, evaluate_files
+    from gavel.benchmarks.detailverify.scoring import DetailVerifySettings, evaluate_files
 
     settings = DetailVerifySettings(
         mode=options.dvb_mode,
@@ -152,8 +152,8 @@ def _dvb_evaluate(data: Path, predictions: Path, options: Options):
 
 
 def _dvb_prepare(data: Path, model: Model, options: Options) -> Prepared:
-    from gavel.benchmarks.detailverify import build_requests, load_prompt
-    from gavel.benchmarks.detailverify_data import read_samples
+    from gavel.benchmarks.detailverify.data import read_samples
+    from gavel.benchmarks.detailverify.prompt import build_requests, load_prompt
 
     samples, loader = read_samples(data)
     template = load_prompt(options.thinking)
@@ -168,7 +168,7 @@ def _dvb_prepare(data: Path, model: Model, options: Options) -> Prepared:
 
 
 def _dvb_table(runs):
-    from gavel.benchmarks.detailverify import detailverify_table
+    from gavel.benchmarks.detailverify.table import detailverify_table
 
     return detailverify_table(runs)
 
@@ -197,7 +197,7 @@ register(
 
 
 def _vh_evaluate(data: Path, predictions: Path, options: Options):
-    from gavel.benchmarks.videohallucer import VideoHallucerSettings, evaluate_files
+    from gavel.benchmarks.videohallucer.scoring import VideoHallucerSettings, evaluate_files
 
     settings = VideoHallucerSettings(
         answer_rule=options.answer_rule, resamples=options.resamples, seed=options.seed
@@ -206,8 +206,8 @@ def _vh_evaluate(data: Path, predictions: Path, options: Options):
 
 
 def _vh_prepare(data: Path, model: Model, options: Options) -> Prepared:
-    from gavel.benchmarks.videohallucer import OFFICIAL_TEMPLATE, build_requests
-    from gavel.benchmarks.videohallucer_data import load_dataset
+    from gavel.benchmarks.videohallucer.data import load_dataset, video_root
+    from gavel.benchmarks.videohallucer.prompt import OFFICIAL_TEMPLATE, build_requests
 
     dataset = load_dataset(data)
     root = options.image_root or video_root(data)
@@ -221,18 +221,8 @@ def _vh_prepare(data: Path, model: Model, options: Options) -> Prepared:
     )
 
 
-def video_root(data: Path) -> Path:
-    """The release folder (``<root>/<category>/videos/``) for a data path given as the release
-    folder, a category folder, or a category's JSON file."""
-    if data.is_file():
-        return data.parent.parent
-    if (data / f"{data.name}.json").is_file():
-        return data.parent
-    return data
-
-
 def _vh_table(runs):
-    from gavel.benchmarks.videohallucer import videohallucer_table
+    from gavel.benchmarks.videohallucer.table import videohallucer_table
 
     return videohallucer_table(runs)
 

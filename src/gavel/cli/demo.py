@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
 from gavel.benchmarks.registry import Options, get_benchmark
 from gavel.cli.score import write_run
 from gavel.errors import GavelError
@@ -45,7 +45,7 @@ def judge_explanations(judge, data: Path, result, scores) -> None:
     """Add the offline judge's explanation scores to a scored GAVEL run."""
     if judge is None:
         return
-    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.benchmarks.gavel.data import load_samples
     from gavel.judge.apply import judge_result
 
     samples, _ = load_samples(data)

@@ -199,7 +199,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
                      result: Result, scores: list) -> dict | None:  # fmt: skip
     """Run the judge over a scored GAVEL run and record it (metrics, manifest); the ledger
     entry to append when the run's files are written, if any."""
-    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.benchmarks.gavel.data import load_samples
     from gavel.judge.apply import judge_result
 
     samples, _ = load_samples(data_file, image_root)

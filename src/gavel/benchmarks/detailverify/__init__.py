@@ -1,0 +1,1 @@
+"""DetailVerifyBench: tag the hallucinated words of a long caption."""

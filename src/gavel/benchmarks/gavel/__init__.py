@@ -1,0 +1,1 @@
+"""GAVEL: verify a one-sentence caption, explain the error, box it."""

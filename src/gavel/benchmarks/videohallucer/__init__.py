@@ -1,0 +1,1 @@
+"""VideoHallucer: paired basic / hallucinated yes-no questions on videos."""
