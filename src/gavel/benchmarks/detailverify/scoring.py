@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gavel.benchmarks.detailverify.data import DetailVerifySample, read_samples
+from gavel.benchmarks.detailverify.options import EMPTY_GROUPS, MODES
 from gavel.benchmarks.detailverify.tokens import (
     DetailVerifyScore,
     score_sample,
@@ -33,12 +34,9 @@ from gavel.errors import ConfigError
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
 from gavel.records import Outcome, Prediction, Result
+from gavel.selection import ALL, Selection, select
 
 NAME = "detailverify"
-MODES = ("official", "strict")
-#: What an empty length stratum shows: ``null`` (no mean), or ``zero`` (0.0, as the official
-#: ``calculate_metrics.py`` writes, for comparing with its output number for number).
-EMPTY_GROUPS = ("null", "zero")
 
 
 @dataclass(frozen=True)
@@ -97,12 +95,18 @@ def score_predictions(
 
 
 def evaluate_files(
-    data: str | Path, predictions: str | Path, settings: DetailVerifySettings
+    data: str | Path,
+    predictions: str | Path,
+    settings: DetailVerifySettings,
+    *,
+    selection: Selection = ALL,
 ) -> tuple[Result, list[DetailVerifyScore]]:
-    """Score a predictions file against a DetailVerifyBench data file."""
+    """Score a predictions file against a DetailVerifyBench data file (only the samples a
+    ``selection`` chooses, when one is given; the manifest records it)."""
     samples, loader = read_samples(data)
     reader = PredictionReader(predictions)
-    scores, unknown, models = score_predictions(samples, reader, settings)
+    samples, kept, chosen = select(selection, samples, reader)
+    scores, unknown, models = score_predictions(samples, kept, settings)
     summary = summarize(
         scores,
         resamples=settings.resamples,
@@ -147,7 +151,8 @@ def evaluate_files(
         predictions_sha256=reader.sha256,
         models=models,
         settings=settings,
-        extra={"layouts": {k: v for k, v in loader.report.items() if k.endswith("_test")}},
+        extra={"layouts": {k: v for k, v in loader.report.items() if k.endswith("_test")}}
+        | ({"selection": chosen} if chosen else {}),
     )
     result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
     return result, scores

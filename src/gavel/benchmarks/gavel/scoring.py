@@ -42,6 +42,7 @@ from gavel.parsing import ImageGeometry, parse_boxes
 from gavel.parsing.conventions import get_convention
 from gavel.parsing.verdict import MAX_EXPLANATION, read_answer
 from gavel.records import CATEGORY_COLUMNS, GavelSample, GavelScore, Outcome, Prediction, Result
+from gavel.selection import ALL, Selection, select
 
 NAME = "gavel"
 
@@ -419,12 +420,17 @@ def evaluate_files(
     settings: GavelSettings,
     *,
     image_root: str | Path | None = None,
+    selection: Selection = ALL,
 ) -> tuple[Result, list[GavelScore]]:
-    """GavelScore a predictions file against a GAVEL data file; nothing here needs the model."""
+    """GavelScore a predictions file against a GAVEL data file; nothing here needs the model.
+
+    With a ``selection``, only the chosen samples are scored (predictions for the others are
+    set aside, not reported as unknown) and the manifest records the choice."""
     with collector_paused():  # hundreds of thousands of acyclic records: see gavel.io.bulk
         samples, loader = load_samples(data, image_root)
         reader = PredictionReader(predictions)
-        scores, unknown, tally = score_predictions(samples, reader, settings)
+        samples, kept, chosen = select(selection, samples, reader)
+        scores, unknown, tally = score_predictions(samples, kept, settings)
     summary = summarize(samples, scores, settings, tally)
     warnings = []
     if unknown:
@@ -447,7 +453,8 @@ def evaluate_files(
             "iou_tolerance": IOU_TOLERANCE,
             "match_description": describe(settings.match),
             "image_root": str(image_root) if image_root is not None else None,
-        },
+        }
+        | ({"selection": chosen} if chosen else {}),
     )
     summary["counts"]["unknown_ids"] = len(unknown)
     summary["counts"]["gold_boxes_clipped"] = loader.report.clipped_boxes

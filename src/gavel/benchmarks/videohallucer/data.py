@@ -299,3 +299,8 @@ def video_root(data: Path) -> Path:
     if (data / f"{data.name}.json").is_file():
         return data.parent
     return data
+
+
+def question_ids(pair: VideoHallucerPair) -> tuple[str, str]:
+    """The prediction ids of a pair's two questions (basic, then hallucinated)."""
+    return tuple(pair.question_id(side) for side in SIDES)  # type: ignore[return-value]

@@ -28,6 +28,7 @@ from gavel.benchmarks.videohallucer.data import (
     SIDES,
     VideoHallucerPair,
     load_dataset,
+    question_ids,
 )
 from gavel.benchmarks.videohallucer.prompt import HALLUCINATION_VIDEOS, PROMPT_SUFFIX
 from gavel.errors import ConfigError
@@ -56,6 +57,7 @@ from gavel.parsing.yesno import (
 )
 from gavel.prompts import prompt_echo
 from gavel.records import Outcome, Prediction, Result, Score
+from gavel.selection import ALL, Selection, select
 
 NAME = "videohallucer"
 
@@ -305,14 +307,22 @@ def evaluate_files(
     data: str | Path,
     predictions: str | Path,
     settings: VideoHallucerSettings | None = None,
+    *,
+    selection: Selection = ALL,
 ) -> tuple[Result, list[VideoHallucerScore]]:
     """Score a predictions file (one line per question id) against the annotations at ``data``
-    (one category file, a category folder or the release folder)."""
+    (one category file, a category folder or the release folder).
+
+    A ``selection`` chooses pairs (ids ``{category}/{index}``), so both questions of a pair are
+    always scored together."""
     settings = settings or VideoHallucerSettings()
     dataset = load_dataset(data)
     reader = PredictionReader(predictions)
-    scores, unknown, models = score_predictions(dataset.pairs, reader, settings)
-    summary = summarize(dataset.pairs, scores, settings)
+    pairs, kept, chosen = select(
+        selection, dataset.pairs, reader, unit="pair", answer_ids=question_ids
+    )
+    scores, unknown, models = score_predictions(pairs, kept, settings)
+    summary = summarize(pairs, scores, settings)
     counts = summary["counts"]
     counts["unknown_ids"] = len(unknown)
     warnings = []
@@ -364,7 +374,8 @@ def evaluate_files(
                 for f in dataset.files
             },
             "prompt_suffix": PROMPT_SUFFIX,
-        },
+        }
+        | ({"selection": chosen} if chosen else {}),
     )
     result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
     return result, scores
