@@ -6,7 +6,7 @@ neither needs the other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -15,6 +15,9 @@ class Table:
     headers: list[str]
     rows: list[list[str]]
     notes: list[str]
+    #: What every output format must show beside the rows, not only the terminal table's
+    #: notes: that the numbers describe part of the data (``--limit``, ``--sample-id``).
+    caveats: list[str] = field(default_factory=list)
 
 
 def fmt(value: float | None, digits: int = 1) -> str:

@@ -254,7 +254,7 @@ def table_html(
             cls = ' class="best"' if r in best[i] else ""
             cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    notes = "".join(f"<li>{esc(n)}</li>" for n in table.notes)
+    notes = "".join(f"<li>{esc(n)}</li>" for n in table.notes + table.caveats)
     notes += (
         "<li>Small brackets: 95% confidence interval (bootstrap, from the results). "
         "Bold: best among these runs (log2 area: closest to 0; counts and bias not ranked).</li>"

@@ -22,12 +22,14 @@ def render(table: Table, style: str, results: Sequence[tuple[str, Result]] = ())
     if style == "markdown":
         lines = ["| " + " | ".join(table.headers) + " |", "|" + "---|" * len(table.headers)]
         lines += ["| " + " | ".join(row) + " |" for row in table.rows]
+        lines += ["", *(f"*{caveat}*" for caveat in table.caveats)] if table.caveats else []
         return "\n".join(lines) + "\n"
     if style == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(table.headers)
         writer.writerows(table.rows)
+        writer.writerows([f"# {caveat}"] for caveat in table.caveats)  # comment rows
         return buffer.getvalue()
     if style == "latex":
         return _latex(table)
@@ -55,7 +57,11 @@ def _latex(table: Table) -> str:
     lines.append(" & ".join(_escape_latex(h) for h in table.headers) + r" \\")
     lines.append("\\midrule")
     lines += [" & ".join(_escape_latex(cell) for cell in row) + r" \\" for row in table.rows]
-    lines += ["\\bottomrule", "\\end{tabular}"]
+    lines.append("\\bottomrule")
+    for caveat in table.caveats:
+        columns = len(table.headers)
+        lines.append(f"\\multicolumn{{{columns}}}{{l}}{{{_escape_latex(caveat)}}} \\\\")
+    lines.append("\\end{tabular}")
     return "\n".join(lines) + "\n"
 
 
@@ -67,7 +73,7 @@ def _rich(table: Table) -> str:
     keep = [
         i for i in range(len(table.headers)) if i == 0 or any(row[i] != "–" for row in table.rows)
     ]
-    rich_table = RichTable(title=table.title, caption="\n".join(table.notes))
+    rich_table = RichTable(title=table.title, caption="\n".join(table.notes + table.caveats))
     for index in keep:
         if index == 0:
             rich_table.add_column(table.headers[index], justify="left", no_wrap=True)

@@ -55,7 +55,7 @@ def table(runs):
     from gavel.selection import selection_notes
 
     table = detailverify_table(runs)
-    table.notes += selection_notes(runs)  # a score of part of the data says so
+    table.caveats += selection_notes(runs)  # a score of part of the data says so in every format
     return table
 
 
