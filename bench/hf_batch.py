@@ -31,7 +31,8 @@ from pathlib import Path
 
 import torch
 
-from gavel.benchmarks.registry import Options, get_benchmark
+from gavel.benchmarks.registry import get_benchmark
+from gavel.benchmarks.spec import RunSettings
 from gavel.models.hf import HFModel
 from gavel.models.presets import get_preset
 from gavel.runner.batched import run_batched
@@ -41,7 +42,9 @@ from gavel.train.tiny import build_qwen25_vl, tiny_dataset
 def answer_all(model: HFModel, data: Path, out: Path, batch_size: int) -> tuple[float, dict]:
     """Seconds to answer every sample at ``batch_size``, and the answers by id."""
     preset = get_preset("qwen2.5-vl")
-    prepared = get_benchmark("gavel").prepare(data, model, Options(prompt=preset.gavel_prompt))
+    prepared = get_benchmark("gavel").prepare(
+        data, model, RunSettings({"prompt": preset.gavel_prompt})
+    )
     model.batch_size = batch_size
     out.unlink(missing_ok=True)
     began = time.perf_counter()

@@ -26,7 +26,7 @@ from pathlib import Path
 GAVEL = textwrap.dedent(
     """
     import resource, sys, time
-    from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+    from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
     start, cpu = time.perf_counter(), time.process_time()
     result, scores = evaluate_files(sys.argv[1], sys.argv[2], GavelSettings(box_format="rel1000"))
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu

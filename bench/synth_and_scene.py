@@ -14,7 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gavel.benchmarks.registry import Options, get_benchmark
+from gavel.benchmarks.registry import get_benchmark
+from gavel.benchmarks.spec import RunSettings
 from gavel.models.scene.adapter import SceneModel
 
 SHARE = {"gavel": 1.0, "detailverify": 0.5, "videohallucer": 0.25}
@@ -34,9 +35,9 @@ def main() -> None:
         for difficulty in ("easy", "medium", "hard"):
             with tempfile.TemporaryDirectory() as folder:
                 started = time.perf_counter()
-                data = spec.synth(Path(folder), n, 0, difficulty, Options(), None)
+                data = spec.synth(Path(folder), n, 0, difficulty, RunSettings(), None)
                 synth_rate = n / (time.perf_counter() - started)
-                requests = list(spec.prepare(data, model, Options()).requests)
+                requests = list(spec.prepare(data, model, RunSettings()).requests)
                 started = time.perf_counter()
                 for request in requests:
                     model.answer(request)

@@ -13,7 +13,7 @@ from gavel.annotate.export import export, split_images
 from gavel.annotate.payload import PayloadError
 from gavel.annotate.stats import dashboard
 from gavel.annotate.users import User, add_user, user_by_token
-from gavel.benchmarks.gavel_data import validate_file
+from gavel.benchmarks.gavel.data import validate_file
 from gavel.errors import ConfigError, DataError
 
 

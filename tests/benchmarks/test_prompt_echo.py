@@ -22,11 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from gavel.benchmarks import detailverify, gavel, videohallucer
-from gavel.benchmarks.detailverify_data import DetailVerifySample
-from gavel.benchmarks.detailverify_tokens import score_sample
-from gavel.benchmarks.gavel_data import load_samples
-from gavel.benchmarks.videohallucer_data import VideoHallucerPair, VideoHallucerQuestion
+from gavel.benchmarks.detailverify import prompt as detailverify
+from gavel.benchmarks.detailverify.data import DetailVerifySample
+from gavel.benchmarks.detailverify.tokens import score_sample
+from gavel.benchmarks.gavel import prompt as gavel
+from gavel.benchmarks.gavel import scoring as gavel_scoring
+from gavel.benchmarks.gavel.data import load_samples
+from gavel.benchmarks.videohallucer import prompt as videohallucer
+from gavel.benchmarks.videohallucer import scoring as videohallucer_scoring
+from gavel.benchmarks.videohallucer.data import VideoHallucerPair, VideoHallucerQuestion
 from gavel.curate.alignment import read_rating
 from gavel.examples import example_dir
 from gavel.judge.protocol import judge_messages, prediction_text, read_reply
@@ -161,11 +165,11 @@ def test_detailverify_tags_nothing(name, text):
 def test_videohallucer_credits_no_echo_silently(name, text):
     pair = vh_pair()
     prediction = Prediction(id="object_relation/0/basic", response=text)
-    strict = videohallucer.VideoHallucerSettings(answer_rule="strict")
-    score = videohallucer.score_question(pair, "basic", prediction, strict)
+    strict = videohallucer_scoring.VideoHallucerSettings(answer_rule="strict")
+    score = videohallucer_scoring.score_question(pair, "basic", prediction, strict)
     assert not (score.said_yes or score.said_no or score.correct)
-    official = videohallucer.VideoHallucerSettings()
-    score = videohallucer.score_question(pair, "basic", prediction, official)
+    official = videohallucer_scoring.VideoHallucerSettings()
+    score = videohallucer_scoring.score_question(pair, "basic", prediction, official)
     if score.said_yes or score.said_no:
         assert score.echo
 
@@ -181,10 +185,14 @@ def test_gavel_scoring_counts_echoes_as_unparseable(tmp_path):
         Prediction(id=r.sample_id, response=r.prompt, box_format="pixel", model="parrot")
         for r in requests
     ]
-    scores, _, tally = gavel.score_predictions(samples, lines, gavel.GavelSettings())
+    scores, _, tally = gavel_scoring.score_predictions(
+        samples, lines, gavel_scoring.GavelSettings()
+    )
     assert {s.outcome for s in scores} == {Outcome.UNPARSEABLE}
     assert tally.echoed == len(samples)
     assert prompts  # every preset's prompt was built above
-    summary = gavel.summarize(samples, scores, gavel.GavelSettings(resamples=0), tally)
+    summary = gavel_scoring.summarize(
+        samples, scores, gavel_scoring.GavelSettings(resamples=0), tally
+    )
     assert summary["metrics"]["verification"]["f1"] in (0.0, None)
     assert summary["metrics"]["answers"]["echoed"] == len(samples)

@@ -41,8 +41,8 @@ def test_frames_sets_the_count_and_is_recorded(gavel, server, videos, tmp_path):
 
 
 def test_fps_and_max_frames_sample_by_rate(gavel, server, videos, tmp_path):
-    from gavel.benchmarks.videohallucer import build_requests
-    from gavel.benchmarks.videohallucer_data import load_pairs
+    from gavel.benchmarks.videohallucer.data import load_pairs
+    from gavel.benchmarks.videohallucer.prompt import build_requests
     from gavel.media.frames import FrameSampling, sample_frames
 
     done = generate(gavel, server, videos, tmp_path / "p.jsonl", "--fps", "2", "--max-frames", "5")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gavel.benchmarks.gavel import BOX_INSTRUCTIONS, build_requests
+from gavel.benchmarks.gavel.prompt import BOX_INSTRUCTIONS, build_requests
 from gavel.errors import ConfigError
 from gavel.models.presets import get_preset, preset_names
 from gavel.parsing import convention_names

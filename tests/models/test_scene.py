@@ -8,8 +8,9 @@ import shutil
 import pytest
 from PIL import Image, PngImagePlugin
 
-from gavel.benchmarks.gavel import GavelSettings, build_requests, evaluate_files
-from gavel.benchmarks.gavel_data import load_samples
+from gavel.benchmarks.gavel.data import load_samples
+from gavel.benchmarks.gavel.prompt import build_requests
+from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
 from gavel.models.scene.adapter import SceneModel
 from gavel.models.scene.grammar import parse_caption
 from gavel.prompts import load_template
@@ -86,13 +87,14 @@ def test_renamed_files_without_metadata_give_the_same_answers(runs, tmp_path):
 
 
 def run_synthetic(folder, benchmark: str, difficulty: str, n: int, seed: int):
-    from gavel.benchmarks.registry import Options, get_benchmark
+    from gavel.benchmarks.registry import get_benchmark
+    from gavel.benchmarks.spec import RunSettings
 
     spec = get_benchmark(benchmark)
-    data = spec.synth(folder, n, seed, difficulty, Options(), None)
-    prepared = spec.prepare(data, SceneModel(), Options())
+    data = spec.synth(folder, n, seed, difficulty, RunSettings(), None)
+    prepared = spec.prepare(data, SceneModel(), RunSettings())
     run_model(SceneModel(), prepared.requests, folder / "pred.jsonl", progress=False)
-    result, _ = spec.evaluate(data, folder / "pred.jsonl", Options(resamples=0))
+    result, _ = spec.evaluate(data, folder / "pred.jsonl", RunSettings(resamples=0))
     return result
 
 

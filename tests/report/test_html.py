@@ -13,11 +13,12 @@ import msgspec
 import pytest
 from PIL import Image
 
-from gavel.benchmarks.registry import Options, get_benchmark
+from gavel.benchmarks.registry import get_benchmark
+from gavel.benchmarks.spec import RunSettings
 from gavel.errors import ConfigError, DataError
 from gavel.report.gallery import caption_segments, gavel_outcome
 from gavel.report.html import best_rows, run_labels, write_report
-from gavel.report.tables import Table
+from gavel.tables import Table
 
 HOSTILE_CAPTION = "<script>alert(1)</script> A red square sits on the left."
 HOSTILE_EXPLANATION = '<img src=x onerror="window.__pwned=1"> The square is blue.'
@@ -29,7 +30,9 @@ HOSTILE_DVB = "A <HALLUCINATION>red</HALLUCINATION> chart <script>window.__pwned
 
 def save_run(folder: Path, benchmark: str, data: Path, predictions: Path) -> Path:
     """Score with the registry and write results.json + scores as ``gavel score --out`` does."""
-    result, scores = get_benchmark(benchmark).evaluate(data, predictions, Options(resamples=200))
+    result, scores = get_benchmark(benchmark).evaluate(
+        data, predictions, RunSettings(resamples=200)
+    )
     folder.mkdir(parents=True, exist_ok=True)
     encoder = msgspec.json.Encoder()
     (folder / "results.json").write_bytes(encoder.encode(result))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
+from gavel.benchmarks.gavel.table import gavel_table
 from gavel.examples import example_dir
-from gavel.report.tables import gavel_table, render
+from gavel.report.tables import render
 
 
 def table():

@@ -204,7 +204,7 @@ class CutOffModel(BatchingModel):
 def test_an_answer_cut_off_by_the_token_limit_is_written_and_scored_as_cut_off(
     tmp_path: Path,
 ) -> None:
-    from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+    from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
     from gavel.io.jsonl import write_jsonl
 
     data = tmp_path / "data.jsonl"

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gavel.benchmarks.gavel import build_requests
-from gavel.benchmarks.gavel_data import load_samples
+from gavel.benchmarks.gavel.data import load_samples
+from gavel.benchmarks.gavel.prompt import build_requests
 from gavel.models.registry import load_model
 from gavel.models.scene.gavel_answer import answer_gavel
 from gavel.prompts import load_template

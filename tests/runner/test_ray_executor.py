@@ -14,8 +14,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray)")
 
-from gavel.benchmarks.gavel import build_requests  # noqa: E402
-from gavel.benchmarks.gavel_data import load_samples  # noqa: E402
+from gavel.benchmarks.gavel.data import load_samples  # noqa: E402
+from gavel.benchmarks.gavel.prompt import build_requests  # noqa: E402
 from gavel.errors import GavelError  # noqa: E402
 from gavel.models.registry import load_model  # noqa: E402
 from gavel.prompts import load_template  # noqa: E402
@@ -134,8 +134,8 @@ def test_without_a_cluster_it_starts_a_local_one_and_shuts_it_down(
     script = (
         "import sys, ray\n"
         "from pathlib import Path\n"
-        "from gavel.benchmarks.gavel import build_requests\n"
-        "from gavel.benchmarks.gavel_data import load_samples\n"
+        "from gavel.benchmarks.gavel.prompt import build_requests\n"
+        "from gavel.benchmarks.gavel.data import load_samples\n"
         "from gavel.prompts import load_template\n"
         "from gavel.runner.ray_executor import run_ray\n"
         "folder, out = Path(sys.argv[1]), Path(sys.argv[2])\n"

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from gavel.benchmarks.detailverify_data import read_samples
+from gavel.benchmarks.detailverify.data import read_samples
 from gavel.synth.detailverify_set import generate_detailverify
 
 OFFICIAL_CATEGORIES = {

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gavel.benchmarks.gavel_data import load_samples
+from gavel.benchmarks.gavel.data import load_samples
 from gavel.synth.gavel_set import category_plan, generate_gavel
 
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gavel.benchmarks.videohallucer_data import load_dataset
+from gavel.benchmarks.videohallucer.data import load_dataset
 from gavel.synth.videohallucer_set import generate_videohallucer
 
 av = pytest.importorskip("av")

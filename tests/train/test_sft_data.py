@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gavel.benchmarks.gavel import BOX_INSTRUCTIONS, build_requests
-from gavel.benchmarks.gavel_data import load_samples
+from gavel.benchmarks.gavel.data import load_samples
+from gavel.benchmarks.gavel.prompt import BOX_INSTRUCTIONS, build_requests
 from gavel.errors import DataError
 from gavel.models.presets import get_preset
 from gavel.prompts import load_template

@@ -14,7 +14,7 @@ pytest.importorskip("accelerate", reason="training needs accelerate (gavel-eval[
 
 from click.testing import CliRunner  # noqa: E402
 
-from gavel.benchmarks.gavel_data import load_samples  # noqa: E402
+from gavel.benchmarks.gavel.data import load_samples  # noqa: E402
 from gavel.cli.main import cli  # noqa: E402
 from gavel.errors import ConfigError  # noqa: E402
 from gavel.models.base import Request  # noqa: E402

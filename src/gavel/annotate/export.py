@@ -31,7 +31,7 @@ import msgspec
 
 from gavel.annotate import payload as annotations
 from gavel.annotate.db import images_root, read
-from gavel.benchmarks.gavel_data import validate_file
+from gavel.benchmarks.gavel.data import validate_file
 from gavel.errors import DataError
 from gavel.io.files import plain_mode
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from gavel.report.compare import compare_runs
-from gavel.report.tables import Table, render
+from gavel.report.tables import render
+from gavel.tables import Table
 
 
 @click.command()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from gavel.benchmarks.gavel_data import validate_file
-from gavel.benchmarks.gavel_split import parse_size, split_file
-from gavel.benchmarks.gavel_stats import data_stats
+from gavel.benchmarks.gavel.data import validate_file
+from gavel.benchmarks.gavel.split import parse_size, split_file
+from gavel.benchmarks.gavel.stats import data_stats
 
 
 @click.group()

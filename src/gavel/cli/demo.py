@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from gavel.benchmarks.gavel import GavelSettings, evaluate_files
-from gavel.benchmarks.registry import Options, get_benchmark
+from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
+from gavel.benchmarks.registry import get_benchmark
+from gavel.benchmarks.spec import RunSettings
 from gavel.cli.score import write_run
 from gavel.errors import GavelError
 from gavel.examples import example_dir
@@ -45,7 +46,7 @@ def judge_explanations(judge, data: Path, result, scores) -> None:
     """Add the offline judge's explanation scores to a scored GAVEL run."""
     if judge is None:
         return
-    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.benchmarks.gavel.data import load_samples
     from gavel.judge.apply import judge_result
 
     samples, _ = load_samples(data)
@@ -72,14 +73,15 @@ def score_synthetic(
 ):
     """A fresh synthetic set, answered by the built-in scene model from pixels alone, scored."""
     spec = get_benchmark(benchmark)
-    options = Options(match=match)
+    # --match is GAVEL's option; the other benchmarks score as they always do.
+    run = RunSettings({"match": match} if spec.declares("match") else {})
     folder = out / benchmark / difficulty
-    data = spec.synth(folder / "data", n, seed, difficulty, options, None)
+    data = spec.synth(folder / "data", n, seed, difficulty, run, None)
     model = SceneModel()
-    prepared = spec.prepare(data, model, options)
+    prepared = spec.prepare(data, model, run)
     predictions = folder / "predictions.jsonl"
     run_model(model, prepared.requests, predictions, total=prepared.total)
-    result, scores = spec.evaluate(data, predictions, options)
+    result, scores = spec.evaluate(data, predictions, run)
     if benchmark == "gavel":
         judge_explanations(judge, data, result, scores)
     write_run(folder / "results.json", result, scores)

@@ -9,7 +9,14 @@ from typing import Any
 import click
 import msgspec
 
-from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
+from gavel.benchmarks.registry import benchmark_names, get_benchmark
+from gavel.benchmarks.spec import Benchmark, RunSettings
+from gavel.cli.benchmark_flags import (
+    BenchmarkCommand,
+    benchmark_values,
+    make_selection,
+    selection_options,
+)
 from gavel.cli.options import FiniteFloat
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
@@ -83,7 +90,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
     }
 
 
-@click.command()
+@click.command(cls=BenchmarkCommand, benchmark_commands=("generate",))
 @click.option(
     "--benchmark", type=click.Choice(benchmark_names()), default="gavel", show_default=True
 )
@@ -207,13 +214,6 @@ def batching_settings(model, window: int) -> dict[str, object]:
     "videos/) are under [default: next to the data].",
 )
 @click.option(
-    "--prompt",
-    "template_name",
-    default=None,
-    help="GAVEL: prompt template shipped with gavel [default: the preset's, gavel_v1].",
-)
-@click.option("--thinking", is_flag=True, help="DetailVerifyBench: the official thinking prompt.")
-@click.option(
     "--frames",
     "frame_count",
     type=click.IntRange(min=1),
@@ -234,14 +234,24 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="With --fps: at most M frames per video, evenly thinned [default: 32].",
 )
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@selection_options
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of --shuffle (gavel run: also of the bootstrap).",
+)
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
              device: str | None, dtype: str | None, batch_size: int | None, executor: str,
              ray_address: str | None, workers: int | None, gpus_per_worker: float | None,
              cpus_per_worker: float | None, placement_timeout: float | None, cache_path: Path | None,
-             no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool,
-             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool) -> None:  # fmt: skip
+             no_cache: bool, image_root: Path | None,
+             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
+             limit: int | None = None, sample_ids: tuple[str, ...] = (), shuffle: bool = False,
+             seed: int = 0, **benchmark_options) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
     Failed calls (429, 5xx, timeouts, malformed replies) are retried with backoff; a run that
@@ -275,12 +285,13 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
-    bench_options = Options(
-        image_root=image_root,
-        prompt=template_name or (family.gavel_prompt if family else None),
-        thinking=thinking,
-    )
-    prepared = get_benchmark(benchmark).prepare(data_file, model, bench_options)
+    bench = get_benchmark(benchmark)
+    values = benchmark_values(bench, "generate", benchmark_options)
+    if family and values.get("prompt", "") is None:  # the preset's prompt of its benchmark
+        values["prompt"] = family.gavel_prompt
+    selection = make_selection(limit, sample_ids, shuffle, seed)
+    run = RunSettings(values, image_root, seed=seed, selection=selection)
+    prepared = bench.prepare(data_file, model, run)
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),
@@ -291,6 +302,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         prompt_sha256=prepared.template.sha256,
         settings={"prompt_template": prepared.template.name, "preset": preset, **prepared.settings},
     )
+    if prepared.selection is not None:
+        manifest.settings["selection"] = prepared.selection
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
     if executor == "ray":

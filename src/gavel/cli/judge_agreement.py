@@ -30,7 +30,8 @@ from gavel.metrics.agreement import (
     mean_score,
 )
 from gavel.report.plots import score_agreement_plot
-from gavel.report.tables import FORMATS, Table, fmt, render
+from gavel.report.tables import FORMATS, render
+from gavel.tables import Table, fmt
 
 JUDGE = "judge"
 REFERENCE = "reference"

@@ -6,20 +6,18 @@ from pathlib import Path
 
 import click
 
+from gavel.benchmarks.registry import get_benchmark
+from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.generate import generate
 from gavel.cli.score import judge_for, score
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
+#: The benchmark's own options and the selection flags (with --seed) come from the benchmark
+#: and from generate, and go to both commands.
 SCORE_OPTIONS = (
-    "box_format",
-    "match",
-    "dvb_mode",
-    "empty_groups",
-    "answer_rule",
     "style",
     "name",
     "resamples",
-    "seed",
     "judge_spec",
     "judge_base_urls",
     "judge_api_key_env",
@@ -48,11 +46,14 @@ def _run(**kwargs) -> None:
     ctx = click.get_current_context()
     out: Path = kwargs.pop("out")
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
+    bench = get_benchmark(kwargs["benchmark"])
+    own = {o.name: kwargs.pop(o.name) for o in bench.options if o.name in kwargs}
+    selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
     judge_for(kwargs["benchmark"], out / "results.json",
               **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
-    ctx.invoke(generate, out=predictions, **kwargs)
+    ctx.invoke(generate, out=predictions, **kwargs, **_for(bench, "generate", own))
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],
@@ -60,15 +61,22 @@ def _run(**kwargs) -> None:
         predictions=predictions,
         out=out / "results.json",
         image_root=kwargs["image_root"],
-        thinking=kwargs["thinking"],
+        **selection,
         **scoring,
+        **_for(bench, "score", own),
     )
+
+
+def _for(bench, command: str, values: dict) -> dict:
+    """The values of the benchmark's options that ``command`` takes."""
+    return {o.name: values[o.name] for o in bench.options_for(command) if o.name in values}
 
 
 _generate_params = [p for p in generate.params if p.name != "out"]
 _score_params = _options(score, set(SCORE_OPTIONS))
-run = click.Command(
+run = BenchmarkCommand(
     "run",
+    benchmark_commands=("generate", "score"),
     callback=_run,
     params=[
         *_generate_params,

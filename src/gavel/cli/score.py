@@ -9,7 +9,14 @@ from pathlib import Path
 import click
 import msgspec
 
-from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.benchmarks.registry import benchmark_names, get_benchmark
+from gavel.benchmarks.spec import RunSettings
+from gavel.cli.benchmark_flags import (
+    BenchmarkCommand,
+    benchmark_values,
+    make_selection,
+    selection_options,
+)
 from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import append_line, write_together
@@ -22,8 +29,6 @@ from gavel.io.run_files import (
     scores_path,
     sha256_of,
 )
-from gavel.matching_names import POLICY_NAMES
-from gavel.parsing import convention_names
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
 
@@ -199,10 +204,12 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
                      result: Result, scores: list) -> dict | None:  # fmt: skip
     """Run the judge over a scored GAVEL run and record it (metrics, manifest); the ledger
     entry to append when the run's files are written, if any."""
-    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.benchmarks.gavel.data import load_samples
     from gavel.judge.apply import judge_result
 
     samples, _ = load_samples(data_file, image_root)
+    scored = {score.id for score in scores}  # a selection scores some samples only
+    samples = [sample for sample in samples if sample.id in scored]
     judge_result(result, samples, scores, judge, progress=True)
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
@@ -218,7 +225,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     return None
 
 
-@click.command()
+@click.command(cls=BenchmarkCommand, benchmark_commands=("score",))
 @click.option(
     "--benchmark", type=click.Choice(benchmark_names()), default="gavel", show_default=True
 )
@@ -249,50 +256,6 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     help="GAVEL: folder the image paths are relative to [default: the data file's folder].",
 )
 @click.option(
-    "--box-format",
-    type=click.Choice(convention_names()),
-    default=None,
-    help="GAVEL: coordinate convention of boxes in responses, for predictions that do "
-    "not declare their own box_format. Never guessed.",
-)
-@click.option(
-    "--match",
-    type=click.Choice(POLICY_NAMES),
-    default="union",
-    show_default=True,
-    help="GAVEL: how several predicted/gold boxes become one IoU per sample.",
-)
-@click.option(
-    "--mode",
-    "dvb_mode",
-    type=click.Choice(["official", "strict"]),
-    default="official",
-    show_default=True,
-    help="DetailVerifyBench: official drops invalid answers from "
-    "scoring (and counts them); strict scores them as flagging nothing.",
-)
-@click.option(
-    "--thinking",
-    is_flag=True,
-    help="DetailVerifyBench: read answers as the official thinking-mode run does.",
-)
-@click.option(
-    "--empty-groups",
-    type=click.Choice(["null", "zero"]),
-    default="null",
-    show_default=True,
-    help="DetailVerifyBench: what a length stratum without captions shows; zero = the "
-    "official script's 0.0.",
-)
-@click.option(
-    "--answer-rule",
-    type=click.Choice(["official", "strict"]),
-    default="official",
-    show_default=True,
-    help="VideoHallucer: official = the gold word anywhere as a "
-    "whole word; strict = an unhedged yes/no, else unknown.",
-)
-@click.option(
     "--format",
     "style",
     type=click.Choice(FORMATS),
@@ -311,12 +274,15 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     show_default=True,
     help="Bootstrap resamples for 95% intervals (0 to skip).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and of --shuffle."
+)
 @judge_options
+@selection_options
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
-          image_root: Path | None, box_format: str | None, match: str, dvb_mode: str,
-          thinking: bool, empty_groups: str, answer_rule: str, style: str, name: str | None, resamples: int,
-          seed: int, judge_spec: str | None, **judge_flags) -> None:  # fmt: skip
+          image_root: Path | None, style: str, name: str | None, resamples: int, seed: int,
+          judge_spec: str | None, limit: int | None = None, sample_ids: tuple[str, ...] = (),
+          shuffle: bool = False, **flags) -> None:  # fmt: skip
     """Score saved predictions against gold data; the model is never needed again.
 
     Missing, failed and unparseable predictions are counted in results.json under "counts";
@@ -326,13 +292,12 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     category, 0-100; docs/judge.md). An LLM judge's replies go beside --out as
     *.judge.jsonl and its token use into judge-ledger.jsonl; rerunning resumes.
     """
-    options = Options(
-        image_root=image_root, box_format=box_format, match=match, dvb_mode=dvb_mode,
-        thinking=thinking, empty_groups=empty_groups, answer_rule=answer_rule, resamples=resamples, seed=seed,
-    )  # fmt: skip
     spec = get_benchmark(benchmark)
-    judge = judge_for(benchmark, out, judge_spec, **judge_flags)
-    result, scores = spec.evaluate(data_file, predictions, options)
+    values = benchmark_values(spec, "score", flags)  # the rest of ``flags``: the judge's
+    selection = make_selection(limit, sample_ids, shuffle, seed)
+    run = RunSettings(values, image_root, resamples, seed, selection)
+    judge = judge_for(benchmark, out, judge_spec, **flags)
+    result, scores = spec.evaluate(data_file, predictions, run)
     ledger_entry = None
     if judge is not None:
         ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)

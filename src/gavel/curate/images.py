@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gavel.benchmarks.gavel_data import safe_relative_path
+from gavel.benchmarks.gavel.data import safe_relative_path
 from gavel.errors import ConfigError
 
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".webp", ".bmp", ".gif", ".tif", ".tiff"})

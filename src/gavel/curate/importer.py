@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gavel.benchmarks.gavel_data import safe_relative_path
+from gavel.benchmarks.gavel.data import safe_relative_path
 from gavel.curate.images import resolve_image
 from gavel.curate.pairs import MAX_CAPTION, TEXT_TO_IMAGE, Pair, write_pairs
 from gavel.curate.sentences import split_sentences

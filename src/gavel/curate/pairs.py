@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from gavel.benchmarks.gavel_data import safe_relative_path
+from gavel.benchmarks.gavel.data import safe_relative_path
 from gavel.errors import DataError
 from gavel.io.files import atomic_write_lines
 from gavel.io.jsonl import HashingReader, decode_line

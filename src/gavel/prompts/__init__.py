@@ -37,8 +37,8 @@ def shipped_prompts() -> tuple[list[str], list[str]]:
     DetailVerifyBench thinking prompt, the LLM judge's prompts and the box instructions that
     fill the GAVEL prompt. Readers remove echoes of these (:mod:`gavel.parsing.echo`)."""
     # Imported here: those modules import the parsers, which import this one.
-    from gavel.benchmarks.detailverify import load_prompt
-    from gavel.benchmarks.gavel import BOX_INSTRUCTIONS
+    from gavel.benchmarks.detailverify.prompt import load_prompt
+    from gavel.benchmarks.gavel.prompt import BOX_INSTRUCTIONS
     from gavel.judge.protocol import HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT, SYSTEM_PROMPT
 
     templates = [load_template(name).text for name in template_names()]

@@ -233,7 +233,7 @@ def _load_gavel_data(
 ) -> tuple[list[Any], Path, str | None, str | None]:
     """(samples, image root, sha256, problem) of a GAVEL data file read with ``image_root``
     (see :func:`chosen_image_root`), else the data file's folder."""
-    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.benchmarks.gavel.data import load_samples
 
     try:
         samples, loader = load_samples(path, image_root)
@@ -433,7 +433,7 @@ def caption_segments(
 
 
 def _load_dvb(path: Path) -> tuple[dict[str, Any], str | None]:
-    from gavel.benchmarks.detailverify_data import read_samples
+    from gavel.benchmarks.detailverify.data import read_samples
 
     try:
         samples, _ = read_samples(path)
@@ -451,7 +451,7 @@ def detailverify_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
     Where a side does not line up, its highlights are left out, a note says so, and the raw
     answer is shown as text.
     """
-    from gavel.benchmarks.detailverify_data import DetailVerifySample
+    from gavel.benchmarks.detailverify.data import DetailVerifySample
     from gavel.metrics.tokens import TOKEN_PATTERN, mark_positions
 
     items: list[dict[str, Any]] = []
@@ -537,9 +537,8 @@ def _vh_outcome(sides: list[dict[str, Any]]) -> str:
 def videohallucer_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
     """One card per (pair, run): both questions, the gold answers, the model's answers, and four
     frames of each video when the video files are found (for the first :data:`MAX_VIDEOS`)."""
-    from gavel.benchmarks.registry import video_root
-    from gavel.benchmarks.videohallucer import video_path
-    from gavel.benchmarks.videohallucer_data import load_dataset
+    from gavel.benchmarks.videohallucer.data import load_dataset, video_root
+    from gavel.benchmarks.videohallucer.prompt import video_path
 
     items: list[dict[str, Any]] = []
     notes: list[str] = []

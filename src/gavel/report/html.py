@@ -42,7 +42,7 @@ from gavel.report.gallery import (
     gavel_gallery,
     videohallucer_gallery,
 )
-from gavel.report.tables import Table
+from gavel.tables import Table
 
 TITLES = {"gavel": "GAVEL", "detailverify": "DetailVerifyBench", "videohallucer": "VideoHallucer"}
 
@@ -177,7 +177,7 @@ def ci_path(benchmark: str, header: str) -> tuple[str, ...] | None:
         kind, _, name = header.partition(" ")
         return (kinds[kind], names[name]) if kind in kinds and name in names else None
     if benchmark == "videohallucer":
-        from gavel.benchmarks.videohallucer import SHORT_NAMES
+        from gavel.benchmarks.videohallucer.table import SHORT_NAMES
 
         sides = {"Basic": "basic", "Halluc": "hallucination", "Overall": "paired"}
         if header == "Overall":
@@ -254,7 +254,7 @@ def table_html(
             cls = ' class="best"' if r in best[i] else ""
             cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    notes = "".join(f"<li>{esc(n)}</li>" for n in table.notes)
+    notes = "".join(f"<li>{esc(n)}</li>" for n in table.notes + table.caveats)
     notes += (
         "<li>Small brackets: 95% confidence interval (bootstrap, from the results). "
         "Bold: best among these runs (log2 area: closest to 0; counts and bias not ranked).</li>"

@@ -1,7 +1,7 @@
 """GAVEL annotations to supervised chat examples: the prompt gavel evaluates with, and the answer.
 
 The user turn is built by the same code that builds evaluation requests
-(:func:`gavel.benchmarks.gavel.build_requests`, with the ``coord-tokens`` box instruction), so
+(:func:`gavel.benchmarks.gavel.prompt.build_requests`, with the ``coord-tokens`` box instruction), so
 the trained model is evaluated on exactly the prompt it was trained on; a different prompt at
 evaluation time is the commonest way to lose a fine-tune's gains. The assistant turn is the
 response template filled with the annotation, each gold box quantized to coordinate tokens
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gavel.benchmarks.gavel import build_requests
-from gavel.benchmarks.gavel_data import GavelLoader
-from gavel.benchmarks.gavel_split import refuse_held_out
+from gavel.benchmarks.gavel.data import GavelLoader
+from gavel.benchmarks.gavel.prompt import build_requests
+from gavel.benchmarks.gavel.split import refuse_held_out
 from gavel.errors import ConfigError, DataError
 from gavel.prompts import Template, load_template
 from gavel.records import GavelSample

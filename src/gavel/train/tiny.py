@@ -85,7 +85,7 @@ def _bpe(specials: list[str], vocab_size: int) -> Any:
     corpus = [" ".join(WORDS[i:] + WORDS[:i]) for i in range(len(WORDS))]
     punctuation = ['{"hallucination": true, "explanation": "', '", "boxes": []}', "0123456789"]
     # The evaluation prompt too, so a prompt is ~100 tokens rather than ~350 single bytes.
-    from gavel.benchmarks.gavel import BOX_INSTRUCTIONS
+    from gavel.benchmarks.gavel.prompt import BOX_INSTRUCTIONS
     from gavel.prompts import load_template
 
     prompt = load_template("gavel_v1").render(

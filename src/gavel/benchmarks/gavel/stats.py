@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gavel.benchmarks.gavel_data import GavelLoader
+from gavel.benchmarks.gavel.data import GavelLoader
 from gavel.errors import DataError
 from gavel.geometry import area
 from gavel.metrics.grounding import box_size_histogram

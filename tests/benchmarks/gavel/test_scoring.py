@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gavel.benchmarks.gavel import GavelSettings, evaluate_files
+from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
 from gavel.errors import ConfigError
 from gavel.examples import example_dir
 

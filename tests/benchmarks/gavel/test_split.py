@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gavel.benchmarks.gavel_data import load_samples
-from gavel.benchmarks.gavel_split import assign_images, image_counts, parse_size, split_file
+from gavel.benchmarks.gavel.data import load_samples
+from gavel.benchmarks.gavel.split import assign_images, image_counts, parse_size, split_file
 from gavel.errors import ConfigError, DataError
 from gavel.examples import example_dir
 from gavel.train.tiny import tiny_dataset

@@ -1,6 +1,6 @@
 """VideoHallucer: paired yes/no questions that probe hallucination in video-language models.
 
-Read top-down: pairs are loaded (:mod:`gavel.benchmarks.videohallucer_data`), each question of a
+Read top-down: pairs are loaded (:mod:`gavel.benchmarks.videohallucer.data`), each question of a
 pair is asked in its own call with its own video, each answer becomes a per-question
 :class:`VideoHallucerScore` under the chosen answer rule, and the scores reduce to the official
 numbers: per category basic, hallucinated and paired accuracy, the leaderboard's overall score
@@ -15,21 +15,22 @@ only) an unknown answer all count as wrong, and each is counted in ``counts``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gavel.benchmarks.videohallucer_data import (
+from gavel.benchmarks.videohallucer.data import (
     CATEGORIES,
     LEADERBOARD,
     SIDES,
     VideoHallucerPair,
     load_dataset,
-    load_pairs,
+    question_ids,
 )
+from gavel.benchmarks.videohallucer.prompt import HALLUCINATION_VIDEOS, PROMPT_SUFFIX
 from gavel.errors import ConfigError
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
@@ -41,7 +42,6 @@ from gavel.metrics.paired import (
     pair_cells,
     pair_intervals,
 )
-from gavel.models.base import Request
 from gavel.parsing.echo import EchoFilter
 from gavel.parsing.yesno import (
     ANSWER_RULES,
@@ -55,35 +55,11 @@ from gavel.parsing.yesno import (
     prepare,
     strict_yes_no,
 )
-from gavel.prompts import Template, load_template, prompt_echo
+from gavel.prompts import prompt_echo
 from gavel.records import Outcome, Prediction, Result, Score
-from gavel.report.tables import Table, fmt
-
-__all__ = [
-    "CATEGORIES",
-    "LEADERBOARD",
-    "NAME",
-    "OFFICIAL_TEMPLATE",
-    "VideoHallucerPair",
-    "VideoHallucerScore",
-    "VideoHallucerSettings",
-    "build_requests",
-    "evaluate_files",
-    "load_pairs",
-    "videohallucer_table",
-]
+from gavel.selection import ALL, Selection, select
 
 NAME = "videohallucer"
-
-#: ``evaluation_utils.evaluate`` appends exactly this to every question (one newline).
-PROMPT_SUFFIX = "\nAnswer the question using 'yes' or 'no'."
-#: The official prompt, kept as a versioned template file (its hash goes into manifests).
-OFFICIAL_TEMPLATE = load_template("videohallucer_v1")
-#: ``own``: each question with its own video (as upstream now does). ``basic``: the bug of early
-#: upstream versions, the basic question's video for both questions (for comparison only).
-HALLUCINATION_VIDEOS = ("own", "basic")
-#: ``official``: ``<root>/<category>/videos/<file>``; ``flat``: ``<root>/<file>``.
-VIDEO_LAYOUTS = ("official", "flat")
 
 
 @dataclass(frozen=True)
@@ -138,59 +114,6 @@ class VideoHallucerScore(Score, kw_only=True, omit_defaults=True, gc=False):
     echo: bool = False
     #: The token limit cut the response off (``finish_reason: length``); recorded only.
     truncated: bool = False
-
-
-# --- prompting ------------------------------------------------------------------------------
-
-
-def video_path(
-    pair: VideoHallucerPair,
-    side: str,
-    video_root: Path,
-    *,
-    hallucination_video: str = "own",
-    layout: str = "official",
-) -> Path:
-    """Where the video of one question lies under ``video_root``."""
-    source = "basic" if hallucination_video == "basic" else side
-    name = pair.side(source).video
-    if layout == "flat":
-        return Path(video_root) / name
-    return Path(video_root) / str(pair.category) / "videos" / name
-
-
-def build_requests(
-    pairs: Iterable[VideoHallucerPair],
-    video_root: Path,
-    template: Template | None = None,
-    *,
-    hallucination_video: str = "own",
-    layout: str = "official",
-) -> Iterator[Request]:
-    """Two requests per pair (basic, then hallucinated), each a fresh single-turn call.
-
-    The prompt is the question verbatim (never stripped) followed by :data:`PROMPT_SUFFIX`,
-    unless another ``template`` (with a ``{question}`` field) is given.
-    ``hallucination_video="basic"`` reproduces early upstream versions' bug, for comparison only.
-    """
-    if hallucination_video not in HALLUCINATION_VIDEOS:
-        raise ConfigError(f"unknown hallucination_video {hallucination_video!r}")
-    if layout not in VIDEO_LAYOUTS:
-        raise ConfigError(f"unknown video layout {layout!r}; choose official or flat")
-    template = template or OFFICIAL_TEMPLATE
-    for pair in pairs:
-        for side in SIDES:
-            question = pair.side(side).question
-            path = video_path(
-                pair, side, video_root, hallucination_video=hallucination_video, layout=layout
-            )
-            yield Request(
-                sample_id=pair.question_id(side),
-                task=NAME,
-                prompt=template.render(question=question),
-                images=(path,),
-                fields={"question": question},
-            )
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -384,14 +307,22 @@ def evaluate_files(
     data: str | Path,
     predictions: str | Path,
     settings: VideoHallucerSettings | None = None,
+    *,
+    selection: Selection = ALL,
 ) -> tuple[Result, list[VideoHallucerScore]]:
     """Score a predictions file (one line per question id) against the annotations at ``data``
-    (one category file, a category folder or the release folder)."""
+    (one category file, a category folder or the release folder).
+
+    A ``selection`` chooses pairs (ids ``{category}/{index}``), so both questions of a pair are
+    always scored together."""
     settings = settings or VideoHallucerSettings()
     dataset = load_dataset(data)
     reader = PredictionReader(predictions)
-    scores, unknown, models = score_predictions(dataset.pairs, reader, settings)
-    summary = summarize(dataset.pairs, scores, settings)
+    pairs, kept, chosen = select(
+        selection, dataset.pairs, reader, unit="pair", answer_ids=question_ids
+    )
+    scores, unknown, models = score_predictions(pairs, kept, settings)
+    summary = summarize(pairs, scores, settings)
     counts = summary["counts"]
     counts["unknown_ids"] = len(unknown)
     warnings = []
@@ -443,53 +374,8 @@ def evaluate_files(
                 for f in dataset.files
             },
             "prompt_suffix": PROMPT_SUFFIX,
-        },
+        }
+        | ({"selection": chosen} if chosen else {}),
     )
     result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
     return result, scores
-
-
-# --- report ---------------------------------------------------------------------------------
-
-SHORT_NAMES = {
-    "object_relation": "ObjRel",
-    "temporal": "Temporal",
-    "semantic_detail": "SemDetail",
-    "external_factual": "ExtFact",
-    "external_nonfactual": "ExtNonFact",
-}
-
-
-def videohallucer_table(runs: Sequence[tuple[str, Result]]) -> Table:
-    """The leaderboard layout: per category Basic / Hallucinated / Overall, then the overall
-    means, then bias (official script and card), then failures."""
-    headers = ["Method"]
-    for category in LEADERBOARD:
-        short = SHORT_NAMES[category]
-        headers += [f"{short} Basic", f"{short} Halluc", f"{short} Overall"]
-    headers += ["Basic", "Halluc", "Overall"]
-    headers += ["YesDiff", "FPRatio", "YesDiff (card)", "FPRatio (card)", "n", "failed"]
-    rows = []
-    for name, result in runs:
-        m = result.metrics
-        row = [name]
-        for category in LEADERBOARD:
-            block = m["per_category"].get(category) or {}
-            row += [fmt(block.get(k)) for k in ("basic", "hallucination", "paired")]
-        row += [fmt(m["overall_basic"]), fmt(m["overall_hallucination"]), fmt(m["overall"])]
-        official = m["bias"]["official"] or {}
-        card = m["bias"]["card"]
-        row += [fmt(official.get("yes_pct_diff")), fmt(official.get("fp_ratio"))]
-        row += [fmt(card["yes_pct_diff"]), fmt(card["fp_ratio"])]
-        c = result.counts
-        failed = c.get("missing", 0) + c.get("model_error", 0) + c.get("unparseable", 0)
-        row += [str(c["pairs"]), str(failed)]
-        rows.append(row)
-    rule = runs[0][1].manifest.settings.get("answer_rule") if runs else None
-    notes = [
-        f"Basic/Halluc/Overall: % of pairs with that question right / both right (rule: {rule})",
-        "Overall (last group): unweighted mean over the five categories, as evaluation.py",
-        "YesDiff/FPRatio: evaluation_bias.py's pair-conditional counters; (card): per question",
-        "n = pairs; failed = missing + model errors + unknown answers (questions, all wrong)",
-    ]
-    return Table("VideoHallucer", headers, rows, notes)

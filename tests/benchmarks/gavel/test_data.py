@@ -8,7 +8,7 @@ import tracemalloc
 import pytest
 from PIL import Image
 
-from gavel.benchmarks.gavel_data import GavelLoader, load_samples, validate_file
+from gavel.benchmarks.gavel.data import GavelLoader, load_samples, validate_file
 from gavel.errors import DataError
 
 

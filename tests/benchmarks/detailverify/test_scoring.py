@@ -7,15 +7,10 @@ import re
 
 import pytest
 
-from gavel.benchmarks.detailverify import (
-    NAME,
-    DetailVerifySettings,
-    build_requests,
-    detailverify_table,
-    evaluate_files,
-    load_prompt,
-    load_samples,
-)
+from gavel.benchmarks.detailverify.data import load_samples
+from gavel.benchmarks.detailverify.prompt import build_requests, load_prompt
+from gavel.benchmarks.detailverify.scoring import NAME, DetailVerifySettings, evaluate_files
+from gavel.benchmarks.detailverify.table import detailverify_table
 from gavel.errors import ConfigError, DataError
 from gavel.report.tables import render
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import msgspec
 
-from gavel.benchmarks.gavel_data import safe_relative_path
+from gavel.benchmarks.gavel.data import safe_relative_path
 from gavel.errors import DataError
 from gavel.io.jsonl import parse_json, surrogate_field
 from gavel.records import Sample
@@ -289,3 +289,18 @@ def load_dataset(path: str | Path, category: str | None = None) -> VideoHallucer
 def load_pairs(path: str | Path, category: str | None = None) -> list[VideoHallucerPair]:
     """The pairs at ``path`` (see :func:`load_dataset`)."""
     return load_dataset(path, category).pairs
+
+
+def video_root(data: Path) -> Path:
+    """The release folder (``<root>/<category>/videos/``) for a data path given as the release
+    folder, a category folder, or a category's JSON file."""
+    if data.is_file():
+        return data.parent.parent
+    if (data / f"{data.name}.json").is_file():
+        return data.parent
+    return data
+
+
+def question_ids(pair: VideoHallucerPair) -> tuple[str, str]:
+    """The prediction ids of a pair's two questions (basic, then hallucinated)."""
+    return tuple(pair.question_id(side) for side in SIDES)  # type: ignore[return-value]

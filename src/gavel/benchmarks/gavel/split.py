@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from gavel.benchmarks.gavel_data import GavelLoader
+from gavel.benchmarks.gavel.data import GavelLoader
 from gavel.errors import ConfigError, DataError
 from gavel.io.files import atomic_write_lines
 from gavel.records import GavelSample

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from gavel.benchmarks.detailverify_data import DetailVerifySample
+from gavel.benchmarks.detailverify.data import DetailVerifySample
 from gavel.metrics.stats import percentile_interval
 from gavel.metrics.tokens import (
     NONE,

@@ -19,17 +19,13 @@ Modes (setting ``mode``):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gavel.benchmarks.detailverify_data import (
-    DetailVerifySample,
-    load_samples,
-    read_samples,
-)
-from gavel.benchmarks.detailverify_tokens import (
-    OFFICIAL_CATEGORIES,
+from gavel.benchmarks.detailverify.data import DetailVerifySample, read_samples
+from gavel.benchmarks.detailverify.options import EMPTY_GROUPS, MODES
+from gavel.benchmarks.detailverify.tokens import (
     DetailVerifyScore,
     score_sample,
     summarize,
@@ -37,29 +33,10 @@ from gavel.benchmarks.detailverify_tokens import (
 from gavel.errors import ConfigError
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
-from gavel.models.base import Request
-from gavel.prompts import Template, load_template
 from gavel.records import Outcome, Prediction, Result
-from gavel.report.tables import Table, fmt
-
-__all__ = [
-    "NAME",
-    "DetailVerifySample",
-    "DetailVerifyScore",
-    "DetailVerifySettings",
-    "build_requests",
-    "detailverify_table",
-    "evaluate_files",
-    "load_prompt",
-    "load_samples",
-    "score_predictions",
-]
+from gavel.selection import ALL, Selection, select
 
 NAME = "detailverify"
-MODES = ("official", "strict")
-#: What an empty length stratum shows: ``null`` (no mean), or ``zero`` (0.0, as the official
-#: ``calculate_metrics.py`` writes, for comparing with its output number for number).
-EMPTY_GROUPS = ("null", "zero")
 
 
 @dataclass(frozen=True)
@@ -87,66 +64,6 @@ class DetailVerifySettings:
             )
         if not 0 < self.level < 1:
             raise ConfigError(f"level must lie between 0 and 1, got {self.level}")
-
-
-# --- prompting ------------------------------------------------------------------------------
-
-_NO_THINK_STEP = (
-    "You need to output the final verification result in <result> </result> tags "
-    "following these strict rules:"
-)
-_THINK_STEPS = (
-    "Let's think step by step and output the final answer in the required format.\n"
-    "First, you need to output your detailed reasoning in <think> tags. In this reasoning, "
-    "please break down the caption into its key components (objects, attributes, "
-    "relationships) and verify each one against the image. If a component is a hallucination, "
-    "clearly state *why*.\n"
-    "Second, you need to output the final verification result in <result> </result> tags "
-    "following these strict rules:"
-)
-_THINK_FORMAT = "<think> [Your step-by-step analysis] </think> "
-
-
-def load_prompt(thinking: bool = False) -> Template:
-    """The official prompt (``prompt.py``): ``no_think``, or ``think`` when ``thinking``.
-
-    The ``think`` text is the ``no_think`` text with the reasoning instructions in place of the
-    single output instruction and ``<think> … </think>`` before the format line.
-    """
-    base = load_template("detailverify_v1")
-    if not thinking:
-        return base
-    if base.text.count(_NO_THINK_STEP) != 1:
-        raise ConfigError("detailverify_v1 prompt no longer has its output instruction line")
-    text = base.text.replace(_NO_THINK_STEP, _THINK_STEPS)
-    head, _, format_line = text.rpartition("\n")
-    return Template("detailverify_think_v1", f"{head}\n{_THINK_FORMAT}{format_line}")
-
-
-def build_requests(
-    samples: Iterable[DetailVerifySample], image_root: Path, template: Template
-) -> Iterator[Request]:
-    """One request per sample: the caption without tags, and the image.
-
-    Images are looked up as the official ``inference.py`` does: ``<root>/<image>`` (real data:
-    ``<category>/<filename>``), else a file of the same name in a folder directly under root.
-    """
-    root = Path(image_root)
-    folders: list[Path] | None = None
-    for sample in samples:
-        path = root / sample.image
-        if not path.is_file():
-            if folders is None:
-                folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-            name = Path(sample.image).name
-            path = next((f / name for f in folders if (f / name).is_file()), path)
-        yield Request(
-            sample_id=sample.id,
-            task=NAME,
-            prompt=template.render(caption=sample.caption),
-            images=(path,),
-            fields={"caption": sample.caption},
-        )
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -178,12 +95,18 @@ def score_predictions(
 
 
 def evaluate_files(
-    data: str | Path, predictions: str | Path, settings: DetailVerifySettings
+    data: str | Path,
+    predictions: str | Path,
+    settings: DetailVerifySettings,
+    *,
+    selection: Selection = ALL,
 ) -> tuple[Result, list[DetailVerifyScore]]:
-    """Score a predictions file against a DetailVerifyBench data file."""
+    """Score a predictions file against a DetailVerifyBench data file (only the samples a
+    ``selection`` chooses, when one is given; the manifest records it)."""
     samples, loader = read_samples(data)
     reader = PredictionReader(predictions)
-    scores, unknown, models = score_predictions(samples, reader, settings)
+    samples, kept, chosen = select(selection, samples, reader)
+    scores, unknown, models = score_predictions(samples, kept, settings)
     summary = summarize(
         scores,
         resamples=settings.resamples,
@@ -228,7 +151,8 @@ def evaluate_files(
         predictions_sha256=reader.sha256,
         models=models,
         settings=settings,
-        extra={"layouts": {k: v for k, v in loader.report.items() if k.endswith("_test")}},
+        extra={"layouts": {k: v for k, v in loader.report.items() if k.endswith("_test")}}
+        | ({"selection": chosen} if chosen else {}),
     )
     result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
     return result, scores
@@ -247,50 +171,3 @@ def _loader_warnings(report: Counter[str]) -> list[str]:
         "unreadable_model_reply": "synthetic line(s) with an unreadable model_reply (no labels)",
     }
     return [f"{report[key]} {text}" for key, text in messages.items() if report[key]]
-
-
-# --- report ---------------------------------------------------------------------------------
-
-#: Short column names of the official categories, in the official table's order.
-CATEGORY_COLUMNS = {
-    "Object Number Hallucination": "Num",
-    "Object Color Hallucination": "Clr",
-    "Object Category Hallucination": "Cat",
-    "Object Shape Hallucination": "Shp",
-    "Object Material Hallucination": "Mat",
-    "Spatial Relation Hallucination": "Spat",
-    "Scene Hallucination": "Scene",
-    "Camera Hallucination": "Cam",
-    "OCR Hallucination": "OCR",
-    "Image Style Hallucination": "Style",
-    "Character Identification Hallucination": "Char",
-    "Counterfactual Hallucination": "CF",
-    "Other Hallucination": "Other",
-}
-assert list(CATEGORY_COLUMNS) == OFFICIAL_CATEGORIES
-
-
-def detailverify_table(runs: Sequence[tuple[str, Result]]) -> Table:
-    """The official Table 1 layout (``Data_To_Chart.py``): token P/R/F1, sentence P/R/F1 and
-    the recall of each of the 13 categories, then the counts gavel adds."""
-    headers = ["Method", "Tok P", "Tok R", "Tok F1", "Sent P", "Sent R", "Sent F1"]
-    headers += [*CATEGORY_COLUMNS.values(), "n", "valid", "invalid"]
-    rows = []
-    for name, result in runs:
-        token = result.metrics["token"]
-        sentence = result.metrics["sentence"]
-        recall = result.metrics["category_recall"]
-        row = [name] + [fmt(token[k]) for k in ("precision", "recall", "f1")]
-        row += [fmt(sentence[k]) for k in ("precision", "recall", "f1")]
-        row += [fmt(recall.get(category)) for category in CATEGORY_COLUMNS]
-        c = result.counts
-        row += [str(c["scored"]), str(c["valid"]), str(c["invalid"])]
-        rows.append(row)
-    mode = runs[0][1].manifest.settings.get("mode") if runs else None
-    notes = [
-        "Token and sentence P/R/F1: per-sample values averaged over scored samples (0–100)",
-        "Category columns: token recall per gold category, pooled over samples; – = absent",
-        f"mode: {mode} (official: invalid answers dropped; strict: they flag nothing); "
-        "n = scored samples",
-    ]
-    return Table("DetailVerifyBench", headers, rows, notes)

@@ -17,17 +17,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from gavel.benchmarks.videohallucer import (
-    LEADERBOARD,
-    NAME,
-    OFFICIAL_TEMPLATE,
-    VideoHallucerSettings,
-    build_requests,
-    evaluate_files,
-    load_pairs,
-    videohallucer_table,
-)
-from gavel.benchmarks.videohallucer_data import load_dataset
+from gavel.benchmarks.videohallucer.data import LEADERBOARD, load_dataset, load_pairs
+from gavel.benchmarks.videohallucer.prompt import OFFICIAL_TEMPLATE, build_requests
+from gavel.benchmarks.videohallucer.scoring import NAME, VideoHallucerSettings, evaluate_files
+from gavel.benchmarks.videohallucer.table import videohallucer_table
 from gavel.errors import ConfigError, DataError
 from gavel.prompts import Template
 from gavel.report.tables import render
@@ -783,7 +776,7 @@ def test_leaderboard_table(root, tmp_path, pairs):
 
 
 def test_the_prompt_template_file_is_the_official_text():
-    from gavel.benchmarks.videohallucer import OFFICIAL_TEMPLATE, PROMPT_SUFFIX
+    from gavel.benchmarks.videohallucer.prompt import OFFICIAL_TEMPLATE, PROMPT_SUFFIX
 
     assert OFFICIAL_TEMPLATE.text == "{question}" + PROMPT_SUFFIX
     assert OFFICIAL_TEMPLATE.render(question="Is there a cat?") == (

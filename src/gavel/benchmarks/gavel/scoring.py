@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gavel.benchmarks.gavel_data import load_samples
+from gavel.benchmarks.gavel.data import load_samples
 from gavel.errors import ConfigError
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
 from gavel.io.bulk import collector_paused
@@ -37,13 +37,12 @@ from gavel.metrics.grounding import (
     grounding_intervals,
 )
 from gavel.metrics.verification import confusion, verification_intervals, verification_metrics
-from gavel.models.base import Request
 from gavel.overlap import union_overlap
 from gavel.parsing import ImageGeometry, parse_boxes
 from gavel.parsing.conventions import get_convention
 from gavel.parsing.verdict import MAX_EXPLANATION, read_answer
-from gavel.prompts import Template
 from gavel.records import CATEGORY_COLUMNS, GavelSample, GavelScore, Outcome, Prediction, Result
+from gavel.selection import ALL, Selection, select
 
 NAME = "gavel"
 
@@ -268,40 +267,6 @@ def score_predictions(
     return scores, unknown, scorer.tally
 
 
-# --- prompting ------------------------------------------------------------------------------
-
-#: How the default prompt asks for boxes in each convention a model may declare.
-BOX_INSTRUCTIONS = {
-    "pixel": " as [x1, y1, x2, y2] in pixels of the image",
-    "resized-pixel": " as [x1, y1, x2, y2] in pixels of the image",
-    "rel1": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1",
-    "rel1000": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1000",
-    "rel999": " as [x1, y1, x2, y2] relative to the image size, from 0 to 999",
-    "yx1000": " as [ymin, xmin, ymax, xmax] relative to the image size, from 0 to 1000",
-    "loc1000": " as four <loc_N> tokens each (x1, y1, x2, y2; N from 0 to 999)",
-    "loc1024-yx": " as four <locNNNN> tokens each (y1, x1, y2, x2; NNNN from 0000 to 1023)",
-    "coord-tokens": " as four coordinate tokens <p-512> to <p512> each (x1, y1, x2, y2)",
-}
-
-
-def build_requests(
-    samples: Iterable[GavelSample],
-    image_root: Path,
-    template: Template,
-    box_format: str | None,
-) -> Iterator[Request]:
-    """One request per sample: the template filled with the caption and the box convention."""
-    instruction = BOX_INSTRUCTIONS.get(box_format or "pixel", "")
-    for sample in samples:
-        yield Request(
-            sample_id=sample.id,
-            task=NAME,
-            prompt=template.render(caption=sample.caption, box_instruction=instruction),
-            images=(image_root / sample.image,),
-            fields={"caption": sample.caption},
-        )
-
-
 # --- reduction to metrics -------------------------------------------------------------------
 
 
@@ -455,12 +420,17 @@ def evaluate_files(
     settings: GavelSettings,
     *,
     image_root: str | Path | None = None,
+    selection: Selection = ALL,
 ) -> tuple[Result, list[GavelScore]]:
-    """GavelScore a predictions file against a GAVEL data file; nothing here needs the model."""
+    """GavelScore a predictions file against a GAVEL data file; nothing here needs the model.
+
+    With a ``selection``, only the chosen samples are scored (predictions for the others are
+    set aside, not reported as unknown) and the manifest records the choice."""
     with collector_paused():  # hundreds of thousands of acyclic records: see gavel.io.bulk
         samples, loader = load_samples(data, image_root)
         reader = PredictionReader(predictions)
-        scores, unknown, tally = score_predictions(samples, reader, settings)
+        samples, kept, chosen = select(selection, samples, reader)
+        scores, unknown, tally = score_predictions(samples, kept, settings)
     summary = summarize(samples, scores, settings, tally)
     warnings = []
     if unknown:
@@ -483,7 +453,8 @@ def evaluate_files(
             "iou_tolerance": IOU_TOLERANCE,
             "match_description": describe(settings.match),
             "image_root": str(image_root) if image_root is not None else None,
-        },
+        }
+        | ({"selection": chosen} if chosen else {}),
     )
     summary["counts"]["unknown_ids"] = len(unknown)
     summary["counts"]["gold_boxes_clipped"] = loader.report.clipped_boxes

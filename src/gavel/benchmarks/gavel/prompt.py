@@ -1,0 +1,44 @@
+"""GAVEL prompting: one request per sample, the caption and the box convention filled in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from gavel.models.base import Request
+from gavel.prompts import Template
+from gavel.records import GavelSample
+
+NAME = "gavel"
+
+
+#: How the default prompt asks for boxes in each convention a model may declare.
+BOX_INSTRUCTIONS = {
+    "pixel": " as [x1, y1, x2, y2] in pixels of the image",
+    "resized-pixel": " as [x1, y1, x2, y2] in pixels of the image",
+    "rel1": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1",
+    "rel1000": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1000",
+    "rel999": " as [x1, y1, x2, y2] relative to the image size, from 0 to 999",
+    "yx1000": " as [ymin, xmin, ymax, xmax] relative to the image size, from 0 to 1000",
+    "loc1000": " as four <loc_N> tokens each (x1, y1, x2, y2; N from 0 to 999)",
+    "loc1024-yx": " as four <locNNNN> tokens each (y1, x1, y2, x2; NNNN from 0000 to 1023)",
+    "coord-tokens": " as four coordinate tokens <p-512> to <p512> each (x1, y1, x2, y2)",
+}
+
+
+def build_requests(
+    samples: Iterable[GavelSample],
+    image_root: Path,
+    template: Template,
+    box_format: str | None,
+) -> Iterator[Request]:
+    """One request per sample: the template filled with the caption and the box convention."""
+    instruction = BOX_INSTRUCTIONS.get(box_format or "pixel", "")
+    for sample in samples:
+        yield Request(
+            sample_id=sample.id,
+            task=NAME,
+            prompt=template.render(caption=sample.caption, box_instruction=instruction),
+            images=(image_root / sample.image,),
+            fields={"caption": sample.caption},
+        )

@@ -1,0 +1,190 @@
+"""Command-line flags from the chosen benchmark's own options, and the selection flags.
+
+A command made with :class:`BenchmarkCommand` looks at ``--benchmark`` before it parses the
+rest, then offers that benchmark's options (:class:`gavel.benchmarks.spec.BenchmarkOption`) as
+flags: ``gavel score --benchmark detailverify --help`` lists DetailVerifyBench's options only,
+and ``--mode`` given to a GAVEL run is one usage error naming the benchmark it belongs to.
+The values reach the callback as keyword arguments under each option's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from gavel.benchmarks.registry import benchmark_names, benchmarks, get_benchmark
+from gavel.benchmarks.spec import Benchmark, BenchmarkOption
+from gavel.cli.options import FiniteFloat
+from gavel.errors import ConfigError
+from gavel.selection import Selection, sample_ids_from
+
+DEFAULT_BENCHMARK = "gavel"
+_CHOSEN = "gavel.benchmark"
+
+
+class _Parsed(click.ParamType):
+    """A value read by the option's own ``parse`` (its ConfigError becomes click's usage error)."""
+
+    name = "text"
+
+    def __init__(self, option: BenchmarkOption) -> None:
+        self.option = option
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.option.parse(value)  # type: ignore[misc]
+        except ConfigError as error:
+            self.fail(str(error), param, ctx)
+
+
+def click_option(option: BenchmarkOption) -> click.Option:
+    """The click flag of one benchmark option."""
+    kwargs: dict[str, Any] = {"help": option.help, "default": option.default}
+    if option.kind is bool:
+        kwargs.update(is_flag=True, default=bool(option.default))
+    elif option.parse is not None:
+        kwargs["type"] = _Parsed(option)
+    elif option.choices is not None:
+        kwargs["type"] = click.Choice(option.choices)
+    elif option.kind is int:
+        kwargs["type"] = click.IntRange(option.minimum, option.maximum)
+    elif option.kind is float:
+        kwargs["type"] = FiniteFloat(option.minimum, option.maximum)
+    if option.default is not None and option.kind is not bool:
+        kwargs["show_default"] = option.show_default
+    return click.Option([option.flag, option.name], **kwargs)
+
+
+def chosen_benchmark(args: Sequence[str]) -> str:
+    """The ``--benchmark`` value among ``args`` (the last one given), else the default."""
+    name = DEFAULT_BENCHMARK
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--benchmark" and i + 1 < len(args):
+            name = args[i + 1]
+        elif arg.startswith("--benchmark="):
+            name = arg.partition("=")[2]
+    return name
+
+
+def owners(flag: str, commands: Sequence[str]) -> list[str]:
+    """The benchmarks that have ``flag`` on any of ``commands``."""
+    return [
+        b.name
+        for b in benchmarks()
+        if any(o.flag == flag for c in commands for o in b.options_for(c))
+    ]
+
+
+def refuse_foreign_flags(args: Sequence[str], bench: Benchmark, commands: Sequence[str]) -> None:
+    """A usage error for the first flag in ``args`` that belongs to another benchmark only."""
+    own = {o.flag for c in commands for o in bench.options_for(c)}
+    for arg in args:
+        if arg == "--":
+            return
+        flag = arg.partition("=")[0]
+        if not flag.startswith("--") or flag in own:
+            continue
+        others = owners(flag, commands)
+        if others:
+            raise click.UsageError(
+                f"{flag} is a {' and '.join(others)} option; this run's benchmark is {bench.name}"
+            )
+
+
+class BenchmarkCommand(click.Command):
+    """A command whose flags include those of the benchmark ``--benchmark`` names, for the
+    commands in ``benchmark_commands`` (``gavel run``: generate and score)."""
+
+    def __init__(self, *args, benchmark_commands: Sequence[str] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.benchmark_commands = tuple(benchmark_commands)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        name = chosen_benchmark(args)
+        if name not in benchmark_names():
+            raise click.BadParameter(
+                f"{name!r} is not one of {', '.join(map(repr, benchmark_names()))}.",
+                ctx=ctx,
+                param_hint="'--benchmark'",
+            )
+        ctx.meta[_CHOSEN] = name
+        refuse_foreign_flags(args, get_benchmark(name), self.benchmark_commands)
+        return super().parse_args(ctx, args)
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        bench = get_benchmark(ctx.meta.get(_CHOSEN, DEFAULT_BENCHMARK))
+        seen: dict[str, BenchmarkOption] = {}
+        for command in self.benchmark_commands:
+            for option in bench.options_for(command):
+                seen.setdefault(option.name, option)
+        extra = [click_option(o) for o in seen.values()]
+        names = [p.name for p in params]
+        at = names.index("benchmark") + 1 if "benchmark" in names else len(params) - 1
+        return params[:at] + extra + params[at:]
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        bench = get_benchmark(ctx.meta.get(_CHOSEN, DEFAULT_BENCHMARK))
+        with formatter.indentation():
+            formatter.write_paragraph()
+            formatter.write_text(
+                f"The flags after --benchmark are {bench.name}'s own; --benchmark NAME --help "
+                "shows another benchmark's."
+            )
+
+
+def benchmark_values(bench: Benchmark, command: str, given: dict[str, Any]) -> dict[str, Any]:
+    """From a callback's keyword arguments, the values of ``bench``'s options for ``command``
+    (popped from ``given``, which then holds the command's other arguments only)."""
+    names = {o.name for o in bench.options}
+    values = {name: given.pop(name) for name in list(given) if name in names}
+    wanted = {o.name for o in bench.options_for(command)}
+    return {name: value for name, value in values.items() if name in wanted}
+
+
+def selection_options(command):
+    """``--limit``, ``--sample-id``, ``--shuffle`` (with the command's ``--seed``)."""
+    options = [
+        click.option(
+            "--limit",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Only the first N samples (VideoHallucer: pairs) of the data, or N at random "
+            "with --shuffle. Every table then says N of how many were scored.",
+        ),
+        click.option(
+            "--sample-id",
+            "sample_ids",
+            multiple=True,
+            metavar="ID|@FILE",
+            help="Only this sample (repeat for several; VideoHallucer: a pair id "
+            "CATEGORY/INDEX), or @FILE with one id per line.",
+        ),
+        click.option(
+            "--shuffle",
+            is_flag=True,
+            help="With --limit: take N samples at random (seeded by --seed), still asked and "
+            "scored in file order.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def make_selection(
+    limit: int | None, sample_ids: tuple[str, ...], shuffle: bool, seed: int
+) -> Selection:
+    """The selection the flags describe; a bad one is a usage error."""
+    ids = sample_ids_from(sample_ids)  # an unreadable @FILE is a DataError naming it
+    try:
+        return Selection(limit, ids, shuffle, seed)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
