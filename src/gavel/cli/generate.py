@@ -10,13 +10,14 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
+from gavel.cli import cost
 from gavel.cli.options import FiniteFloat
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
 from gavel.models.registry import describe_specs, load_model, spec_prefixes
-from gavel.runner.async_runner import run_sync
+from gavel.runner.async_runner import AsyncRunSummary, run_sync
 
 #: Requests sent to a Ray replica at a time (``run_ray``'s own default).
 RAY_REQUESTS_PER_TASK = 32
@@ -234,6 +235,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="With --fps: at most M frames per video, evenly thinned [default: 32].",
 )
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@cost.cost_options("generate")
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
@@ -281,6 +283,12 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         thinking=thinking,
     )
     prepared = get_benchmark(benchmark).prepare(data_file, model, bench_options)
+    flags = cost.cost_flags()
+    cache = None if no_cache or not remote else (cache_path or default_cache())
+    if flags.dry_run:  # nothing is sent, nothing written
+        estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache)
+        return cost.show_dry_run([estimate], flags.dry_run_format)
+    budget = cost.generation_budget(flags, model, out, executor == "local" and not batching)
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),
@@ -314,13 +322,14 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         summary = run_batched(model, prepared.requests, out, total=prepared.total,
                               progress=not no_progress)  # fmt: skip
     else:
-        cache = None if no_cache or not remote else (cache_path or default_cache())
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
+        live = AsyncRunSummary(model=model.name)  # a --max-cost budget reads its tokens
         summary = run_sync(
             model,
-            prepared.requests,
+            budget.limit(prepared.requests, live) if budget else prepared.requests,
             out,
+            summary=live,
             concurrency=concurrency or (16 if remote else 1),
             total=prepared.total,
             progress=not no_progress,
@@ -329,6 +338,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
     _judge_the_outcome(summary, out)
+    cost.stop_if_spent(budget, out)
 
 
 def _judge_the_outcome(summary, out: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from gavel.cli import cost
 from gavel.cli.generate import generate
 from gavel.cli.score import judge_for, score
 
@@ -47,12 +48,16 @@ def _run(**kwargs) -> None:
     """
     ctx = click.get_current_context()
     out: Path = kwargs.pop("out")
+    flags = cost.pop_cost_flags(kwargs)
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
-    judge_for(kwargs["benchmark"], out / "results.json",
+    judge = judge_for(kwargs["benchmark"], out / "results.json",
               **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
-    ctx.invoke(generate, out=predictions, **kwargs)
+    if flags.dry_run:
+        return cost.run_dry_run(ctx, generate, flags, predictions, kwargs, judge, scoring)
+    ctx.invoke(generate, out=predictions, **kwargs, **cost.for_generate(flags))
+    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions)
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],
@@ -62,17 +67,20 @@ def _run(**kwargs) -> None:
         image_root=kwargs["image_root"],
         thinking=kwargs["thinking"],
         **scoring,
+        **cost.for_score(flags, spent, judge),  # --max-cost: what generation left
     )
 
 
 _generate_params = [p for p in generate.params if p.name != "out"]
 _score_params = _options(score, set(SCORE_OPTIONS))
+_cost_params = _options(score, {"judge_tokenizer"})
 run = click.Command(
     "run",
     callback=_run,
     params=[
         *_generate_params,
         *_score_params,
+        *_cost_params,
         click.Option(
             ["--out"],
             type=click.Path(path_type=Path),

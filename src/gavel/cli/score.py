@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import click
 import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.cli import cost
 from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import append_line, write_together
@@ -132,7 +132,7 @@ def judge_options(command):
             "--judge-price",
             default=None,
             metavar="IN,OUT",
-            help="Judge prices per 1,000 input and output tokens, e.g. 0.00125,0.01: the "
+            help="Judge prices in USD per million input and output tokens, e.g. 1.25,10: the "
             "ledger and manifest then record the cost.",
         ),
     ]
@@ -167,22 +167,14 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
     )  # fmt: skip
     judge = load_judge(judge_spec, options)
     if price is not None and hasattr(judge, "prices"):
-        judge.prices = {judge.name: price}
+        judge.prices = {judge.name: price.per_thousand()}  # the runner's unit
     return judge
 
 
-def _price(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    try:
-        given, taken = (float(part) for part in text.split(","))
-    except ValueError:
-        raise ConfigError(
-            f"--judge-price {text!r}: give two numbers, IN,OUT per 1,000 tokens"
-        ) from None
-    if not all(math.isfinite(v) and v >= 0 for v in (given, taken)):
-        raise ConfigError("--judge-price: prices must be finite numbers, 0 or more")
-    return given, taken
+def _price(text: str | None):
+    from gavel.cost.prices import parse_price
+
+    return None if text is None else parse_price(text, "--judge-price")
 
 
 def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **flags):
@@ -313,6 +305,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @judge_options
+@cost.cost_options("score")
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, box_format: str | None, match: str, dvb_mode: str,
           thinking: bool, empty_groups: str, answer_rule: str, style: str, name: str | None, resamples: int,
@@ -332,6 +325,10 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     )  # fmt: skip
     spec = get_benchmark(benchmark)
     judge = judge_for(benchmark, out, judge_spec, **judge_flags)
+    flags, judge_price = cost.cost_flags(), judge_flags.get("judge_price")
+    if flags.dry_run:  # nothing is sent, nothing written
+        return cost.score_dry_run(flags, judge, spec, data_file, predictions, options, judge_price)
+    cost.judge_budget(flags, judge, judge_price)
     result, scores = spec.evaluate(data_file, predictions, options)
     ledger_entry = None
     if judge is not None:
