@@ -274,6 +274,15 @@ def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
     judge.budget = Budget.over(flags.max_cost, price, files, f"the judge {judge.name}")
 
 
+def runner_prices(flags: CostFlags, model) -> dict[str, tuple[float, float]] | None:
+    """The runner's price table for a ``--price`` given, so its summary states the cost."""
+    if flags.price is None:
+        return None
+    from gavel.cost.prices import parse_price
+
+    return {model.name: parse_price(flags.price, "--price").per_thousand()}
+
+
 def stop_if_spent(budget, out: Path) -> None:
     """After a run: the clear stop of a run that reached its budget (files already written)."""
     from gavel.errors import GavelError

@@ -334,6 +334,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
             total=prepared.total,
             progress=not no_progress,
             cache=cache,
+            prices=cost.runner_prices(flags, model),
         )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
