@@ -7,11 +7,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-import re
 
 import pytest
-
-from gavel.examples import example_dir
 
 pytest.importorskip("openai", reason="served models need the api extra (openai)")
 
