@@ -31,6 +31,8 @@ class CostFlags:
     tokenizer: Path | None = None
     judge_tokenizer: Path | None = None
     max_cost: float | None = None
+    #: Spent by the generation of the same ``gavel run`` (counted in the judge's budget).
+    spent_elsewhere: float = 0.0
 
 
 NAMES = tuple(f.name for f in fields(CostFlags))
@@ -252,7 +254,12 @@ def generation_budget(flags: CostFlags, model, out: Path, local_async: bool):
             f"--max-cost needs the price of {model.name}: give --price IN,OUT (USD per "
             "million input and output tokens)"
         )
-    return Budget.over(flags.max_cost, price, [(out, price)], f"the model {model.name}")
+    what = f"the model {model.name}"
+    if flags.spent_elsewhere:
+        what = f"the run (${flags.spent_elsewhere:.4f} by its judge before, the rest by {what})"
+    budget = Budget.over(flags.max_cost, price, [(out, price)], what)
+    budget.spent_before += flags.spent_elsewhere
+    return budget
 
 
 def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
@@ -271,7 +278,11 @@ def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
             "(USD per million input and output tokens)"
         )
     files = [(judge.replies, price)] if judge.replies is not None else []
-    judge.budget = Budget.over(flags.max_cost, price, files, f"the judge {judge.name}")
+    what = f"the judge {judge.name}"
+    if flags.spent_elsewhere:
+        what = f"the run (${flags.spent_elsewhere:.4f} by the model, the rest by {what})"
+    judge.budget = Budget.over(flags.max_cost, price, files, what)
+    judge.budget.spent_before += flags.spent_elsewhere
 
 
 def runner_prices(flags: CostFlags, model) -> dict[str, tuple[float, float]] | None:
@@ -301,15 +312,23 @@ def spent_by_generation(flags: CostFlags, spec: str, predictions: Path) -> float
     return read_usage(predictions).cost(price) if price is not None else 0.0
 
 
-def for_generate(flags: CostFlags) -> dict[str, Any]:
-    """The cost flags ``gavel run`` passes on to its generation."""
-    return {n: getattr(flags, n) for n in COMMAND_FLAGS["generate"]}
+def for_generate(flags: CostFlags, judge=None, judge_price: str | None = None) -> dict[str, Any]:
+    """The cost flags ``gavel run`` passes on to its generation; its budget counts what the
+    run's judge already spent in an earlier run into the same folder."""
+    spent = 0.0
+    if flags.max_cost is not None and getattr(judge, "replies", None) is not None:
+        from gavel.cost.ledger import read_usage
+        from gavel.cost.prices import resolve_price
+
+        price = resolve_price(judge.name, judge_price, "--judge-price")
+        spent = read_usage(judge.replies).cost(price) if price is not None else 0.0
+    given = {n: getattr(flags, n) for n in COMMAND_FLAGS["generate"]}
+    return given | ({"spent_elsewhere": spent} if spent else {})
 
 
 def for_score(flags: CostFlags, spent: float, judge) -> dict[str, Any]:
-    """The cost flags ``gavel run`` passes on to its scoring: the budget less ``spent``, for
-    an LLM judge only (nothing else in scoring is paid for)."""
+    """The cost flags ``gavel run`` passes on to its scoring: one budget for both, so the
+    judge's counts what the generation (``spent``) used; only an LLM judge is paid for."""
     paid = flags.max_cost is not None and hasattr(judge, "budget")
-    left = max(flags.max_cost - spent, 0.0) if paid else None
-    chosen = replace(flags, max_cost=left)
-    return {n: getattr(chosen, n) for n in COMMAND_FLAGS["score"]}
+    chosen = replace(flags, max_cost=flags.max_cost if paid else None, spent_elsewhere=spent)
+    return {n: getattr(chosen, n) for n in (*COMMAND_FLAGS["score"], "spent_elsewhere")}

@@ -56,7 +56,8 @@ def _run(**kwargs) -> None:
               **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
     if flags.dry_run:
         return cost.run_dry_run(ctx, generate, flags, predictions, kwargs, judge, scoring)
-    ctx.invoke(generate, out=predictions, **kwargs, **cost.for_generate(flags))
+    ctx.invoke(generate, out=predictions, **kwargs,
+               **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
     spent = cost.spent_by_generation(flags, kwargs["spec"], predictions)
     ctx.invoke(
         score,
