@@ -118,7 +118,9 @@ def test_run_shares_one_limit_between_the_model_and_the_judge(
     done = run(tmp_path / "whole", "1000")
     assert done.code == 0, done.text
     model = sum(map(line_cost, map(json.loads, (tmp_path / "whole" / "predictions.jsonl").open())))
-    judge = sum(map(line_cost, map(json.loads, (tmp_path / "whole" / "results.judge.jsonl").open())))
+    judge = sum(
+        map(line_cost, map(json.loads, (tmp_path / "whole" / "results.judge.jsonl").open()))
+    )
     assert model > 0 and judge > 0.5
 
     # Enough for the model and about half the judge: the model finishes, the judge stops.
