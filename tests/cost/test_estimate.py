@@ -110,3 +110,27 @@ def test_the_table_says_how_each_figure_was_found(gavel_main, synth_set, tmp_pat
     assert "OpenAI tiles" in done.out and "an upper bound" in done.out
     assert "built-in table (gpt-4o, " in done.out and "approximate" in done.out
     assert "nothing was sent" in done.out
+
+
+def test_a_video_costs_its_sampled_frames_as_images(counting_video, tmp_path):
+    from gavel.cost.estimate import Sending, estimate
+    from gavel.cost.image_tokens import RULES
+    from gavel.cost.tokens import estimate_counter
+    from gavel.media.sampling import FrameSampling
+    from gavel.models.base import Request
+
+    video = counting_video(tmp_path / "v.mp4", frames=24, step=10, fps=8)  # 3 s, 64 x 48
+    question = Request(sample_id="q1", task="t", prompt="Is it grey?", images=(str(video),))
+    pair = [question, Request(sample_id="q2", task="t", prompt="Is it red?", images=(str(video),))]
+
+    def frames_and_tokens(rule, sampling):
+        sending = Sending(counter=estimate_counter(), image_rule=RULES[rule], sampling=sampling)
+        part = estimate("model", "m", pair, sending, None, None, "", None)
+        return part.images, part.image_tokens
+
+    # 4 frames a question, 258 tokens a Gemini frame; both questions of the pair are sent.
+    assert frames_and_tokens("gemini", FrameSampling(count=4)) == (8, 8 * 258)
+    # One frame a second of a 3 s video at 8 fps: frames 0, 8 and 16. A 64 x 48 frame is one
+    # OpenAI tile: 85 + 170 tokens.
+    one_a_second = FrameSampling(mode="fps", fps=1.0, max_frames=32)
+    assert frames_and_tokens("openai", one_a_second) == (6, 6 * 255)

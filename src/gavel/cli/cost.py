@@ -172,10 +172,7 @@ def judge_estimate(flags: CostFlags, judge, items, judge_price: str | None,
         part.requests += planned
         part.to_send += planned
         part.text_tokens += planned * per_request
-        extra = planned * (part.output_tokens / max(part.to_send - planned, 1))
-        if part.to_send == planned:
-            extra = planned * (inner.max_tokens or 0)
-        part.output_tokens += round(extra)
+        part.output_tokens += round(planned * part.output_per_request)
         part.notes.append(
             f"{planned} judge request(s) are for answers not generated yet: their prompts "
             f"counted with the model's expected answer length ({planned_reply:.0f} tokens)"
@@ -229,9 +226,10 @@ def _planned_judge(flags, judge, generating, predictions, scoring, generation):
         _, scores = get_benchmark(generating["benchmark"]).evaluate(data, predictions, options)
         samples, _ = load_samples(data, image_root)
         items = judge_items(samples, scores)
-    reply = generation.output_tokens / generation.to_send if generation.to_send else 0.0
-    return judge_estimate(flags, judge, items, scoring.get("judge_price"),
-                          planned=generation.to_send, planned_reply=reply)  # fmt: skip
+    # Answers sent and answers the cache gives are both written, then judged.
+    planned = generation.to_send + generation.cached
+    return judge_estimate(flags, judge, items, scoring.get("judge_price"), planned=planned,
+                          planned_reply=generation.output_per_request)  # fmt: skip
 
 
 # --- the budget -----------------------------------------------------------------------------

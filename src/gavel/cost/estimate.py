@@ -45,6 +45,8 @@ class Estimate:
     image_tokens: int = 0
     image_method: str = ""
     output_tokens: int = 0
+    #: The expected length of one reply (what ``output_tokens`` is made of).
+    output_per_request: float = 0.0
     output_method: str = ""
     price: Price | None = None
     cost: float | None = None
@@ -109,14 +111,16 @@ def estimate(role: str, model: str, requests: Iterable[Request], sending: Sendin
 
 def _outputs(result: Estimate, replies: list[int], max_tokens: int | None) -> None:
     if replies:
-        mean = sum(replies) / len(replies)
-        result.output_tokens = round(mean * result.to_send)
-        result.output_method = f"mean of {len(replies)} earlier answers ({mean:.1f} tokens each)"
+        result.output_per_request = sum(replies) / len(replies)
+        result.output_method = (
+            f"mean of {len(replies)} earlier answers ({result.output_per_request:.1f} tokens each)"
+        )
     elif max_tokens:
-        result.output_tokens = max_tokens * result.to_send
+        result.output_per_request = float(max_tokens)
         result.output_method = f"--max-tokens {max_tokens} each (an upper bound)"
     else:
         result.output_method = "unknown: no token limit and no earlier answers"
+    result.output_tokens = round(result.output_per_request * result.to_send)
 
 
 def _open_cache(path: Path | None):
