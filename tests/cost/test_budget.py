@@ -133,3 +133,14 @@ def test_run_shares_one_limit_between_the_model_and_the_judge(
     judged = (tmp_path / "half" / "results.judge.jsonl").read_text().splitlines()
     assert len(generated) == 6 and 0 < len(judged) < 6
     assert model + sum(line_cost(json.loads(line)) for line in judged) >= limit
+
+
+def test_a_limit_is_refused_where_nothing_is_paid(gavel_main, tmp_path):
+    assert gavel_main("synth", "--n", "2", "--out", tmp_path / "set").code == 0
+    data = tmp_path / "set" / "gavel.jsonl"
+    done = gavel_main("generate", "--data", data, "--model", "scene", "--out",
+                      tmp_path / "p.jsonl", "--max-cost", "1")  # fmt: skip
+    assert done.code == 2 and "--max-cost applies to served models" in done.err
+    done = gavel_main("score", "--data", data, "--predictions", tmp_path / "p.jsonl",
+                      "--max-cost", "1")  # fmt: skip
+    assert done.code == 2 and "costs nothing without an LLM judge" in done.err

@@ -288,7 +288,9 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     if flags.dry_run:  # nothing is sent, nothing written
         estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache)
         return cost.show_dry_run([estimate], flags.dry_run_format)
-    budget = cost.generation_budget(flags, model, out, executor == "local" and not batching)
+    budget = cost.generation_budget(
+        flags, model, out, remote and executor == "local" and not batching
+    )
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),

@@ -53,7 +53,7 @@ def _run(**kwargs) -> None:
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
     judge = judge_for(kwargs["benchmark"], out / "results.json",
-              **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
+                      **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
     if flags.dry_run:
         return cost.run_dry_run(ctx, generate, flags, predictions, kwargs, judge, scoring)
     ctx.invoke(generate, out=predictions, **kwargs,
@@ -68,7 +68,7 @@ def _run(**kwargs) -> None:
         image_root=kwargs["image_root"],
         thinking=kwargs["thinking"],
         **scoring,
-        **cost.for_score(flags, spent, judge),  # --max-cost: what generation left
+        **cost.for_score(flags, spent, judge),  # --max-cost: one budget, generation counted
     )
 
 
