@@ -144,3 +144,26 @@ def test_a_limit_is_refused_where_nothing_is_paid(gavel_main, tmp_path):
     done = gavel_main("score", "--data", data, "--predictions", tmp_path / "p.jsonl",
                       "--max-cost", "1")  # fmt: skip
     assert done.code == 2 and "costs nothing without an LLM judge" in done.err
+
+
+def test_the_limit_holds_back_only_requests_not_answered_yet():
+    from gavel.cost.budget import Budget
+    from gavel.cost.prices import Price
+    from gavel.models.base import Request
+    from gavel.runner.async_runner import AsyncRunSummary
+
+    def ask(*ids):
+        return [Request(sample_id=i, task="t", prompt=i) for i in ids]
+
+    dollar_a_token = Price(1_000_000, 0)
+    summary = AsyncRunSummary()
+    budget = Budget(1.0, dollar_a_token, done=frozenset({"c"}))
+    handed = []
+    for request in budget.limit(ask("a", "c", "b", "d"), summary):
+        handed.append(request.sample_id)
+        summary.prompt_tokens += request.sample_id != "c"  # a new answer costs a dollar
+    # After a: $1 spent, the limit. c is already answered (the runner skips it): handed out.
+    assert handed == ["a", "c"] and budget.reached and budget.spent() == 1.0
+    finished = Budget(1.0, dollar_a_token, done=frozenset({"c"}))
+    assert [r.sample_id for r in finished.limit(ask("a", "c"), AsyncRunSummary())] == ["a", "c"]
+    assert not finished.reached

@@ -34,13 +34,18 @@ class Budget:
     reached: bool = False
     #: The runner's live summary (tokens received so far this run).
     summary: Any = None
+    #: Ids already answered in the files: handed out whatever the spend (the runner skips
+    #: them), so a run whose every sample is answered never reads as stopped.
+    done: frozenset[str] = frozenset()
 
     @classmethod
     def over(cls, max_cost: float, price: Price, files: Iterable[tuple[Path, Price]],
              what: str) -> Budget:  # fmt: skip
         """A budget whose earlier spend is what ``files`` record, each at its price."""
-        before = sum(read_usage(path).cost(at) for path, at in files)
-        return cls(max_cost, price, before, what)
+        usages = [(read_usage(path), at) for path, at in files]
+        before = sum(usage.cost(at) for usage, at in usages)
+        done = frozenset().union(*(usage.answered for usage, _ in usages))
+        return cls(max_cost, price, before, what, done=done)
 
     def spent(self) -> float:
         now = self.summary
@@ -53,7 +58,7 @@ class Budget:
         as answers arrive)."""
         self.summary = summary
         for request in requests:
-            if self.spent() >= self.max_cost:
+            if request.sample_id not in self.done and self.spent() >= self.max_cost:
                 self.reached = True
                 return
             yield request
