@@ -67,7 +67,8 @@ def test_judge_scores_land_in_results_scores_manifest_and_ledger(gavel, server, 
     assert api_key not in (run / "results.json").read_text()
     ledger = [json.loads(line) for line in (run / "judge-ledger.jsonl").read_text().splitlines()]
     assert ledger[0]["judge"] == "judge-model" and ledger[0]["prompt_tokens"] > 0
-    expected = ledger[0]["prompt_tokens"] / 1000 * 0.5 + ledger[0]["completion_tokens"] / 1000 * 2
+    # --judge-price is in USD per million tokens.
+    expected = ledger[0]["prompt_tokens"] / 1e6 * 0.5 + ledger[0]["completion_tokens"] / 1e6 * 2
     assert ledger[0]["cost"] == pytest.approx(expected)
     assert len((run / "results.judge.jsonl").read_text().splitlines()) == len(sent)
     assert "Avg" in done.stdout and "LLM judge judge-model" in done.stdout

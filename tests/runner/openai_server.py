@@ -11,6 +11,12 @@ per request by :attr:`FakeOpenAIServer.plan`, a function of the parsed request b
 request's number that returns a :class:`Fault` or ``None``; :func:`faults_by_marker` builds one
 from ``{text found in the prompt: [fault, fault, ...]}``.
 
+``usage`` counts the prompt's words (and 100 tokens an image) and 7 completion tokens, unless
+:attr:`FakeOpenAIServer.tokenizer` is set (a ``tokenizers.Tokenizer``): then the prompt is
+rendered as a ChatML chat (``<|im_start|>role\ncontent<|im_end|>`` per message, then the
+assistant's opening) and counted with it, each image adds :attr:`FakeOpenAIServer.image_tokens`
+of its data URL, and the completion is the reply's tokens, as a real server counts them.
+
 ``GET /v1/models`` lists :attr:`FakeOpenAIServer.served` (404, as FastAPI says it, while that is
 ``None``). :meth:`FakeOpenAIServer.kill` stops it as a killed process stops: the port closed and
 every open connection reset; a new server on the same ``port`` is the restart.
@@ -121,6 +127,10 @@ class FakeOpenAIServer:
         self.reply: Callable[[dict[str, Any], int], str] | None = None
         #: ``choices[0].finish_reason`` of every reply (``length``: as if cut by max_tokens).
         self.finish_reason = "stop"
+        #: A ``tokenizers.Tokenizer`` that counts ``usage`` (None: words, and 7 out).
+        self.tokenizer: Any = None
+        #: The tokens one image costs, from its data URL (with ``tokenizer``).
+        self.image_tokens: Callable[[str], int] = lambda url: 100
         self.hits = 0
         #: Prompts answered, with how often (every request received, whatever its outcome).
         self.prompts: Counter[str] = Counter()
@@ -159,6 +169,28 @@ class FakeOpenAIServer:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
                 connection.close()
+
+    def count_usage(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, int]:
+        """``usage`` as a real server counts it, with :attr:`tokenizer`."""
+
+        def tokens(text: str) -> int:
+            return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+        chat = ""
+        images = 0
+        for message in body["messages"]:
+            content = message["content"]
+            if not isinstance(content, str):
+                images += sum(self.image_tokens(u) for u in image_urls({"messages": [message]}))
+                content = "".join(p.get("text", "") for p in content if p.get("type") == "text")
+            chat += f"<|im_start|>{message['role']}\n{content}<|im_end|>\n"
+        prompt = tokens(chat + "<|im_start|>assistant\n") + images
+        completion = tokens(reply["choices"][0]["message"]["content"])
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -229,7 +261,10 @@ class FakeOpenAIServer:
                     self._send_raw(200, fault.body, fault.headers)
                     return
                 text = server.reply(body, number) if server.reply else None
-                self._send(200, _completion(body, number, text, server.finish_reason))
+                reply = _completion(body, number, text, server.finish_reason)
+                if server.tokenizer is not None:
+                    reply["usage"] = server.count_usage(body, reply)
+                self._send(200, reply)
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None):
                 self._send_raw(status, json.dumps(payload).encode(), headers)

@@ -11,6 +11,7 @@ import msgspec
 
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import Benchmark, RunSettings
+from gavel.cli import cost
 from gavel.cli.benchmark_flags import (
     BenchmarkCommand,
     benchmark_values,
@@ -23,7 +24,7 @@ from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
 from gavel.models.registry import describe_specs, load_model, spec_prefixes
-from gavel.runner.async_runner import run_sync
+from gavel.runner.async_runner import AsyncRunSummary, run_sync
 
 #: Requests sent to a Ray replica at a time (``run_ray``'s own default).
 RAY_REQUESTS_PER_TASK = 32
@@ -242,6 +243,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
     show_default=True,
     help="Seed of --shuffle (gavel run: also of the bootstrap).",
 )
+@cost.cost_options("generate")
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
@@ -292,6 +294,14 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     selection = make_selection(limit, sample_ids, shuffle, seed)
     run = RunSettings(values, image_root, seed=seed, selection=selection)
     prepared = bench.prepare(data_file, model, run)
+    flags = cost.cost_flags()
+    cache = None if no_cache or not remote else (cache_path or default_cache())
+    if flags.dry_run:  # nothing is sent, nothing written
+        estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache)
+        return cost.show_dry_run([estimate], flags.dry_run_format)
+    budget = cost.generation_budget(
+        flags, model, out, remote and executor == "local" and not batching
+    )
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),
@@ -327,21 +337,24 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         summary = run_batched(model, prepared.requests, out, total=prepared.total,
                               progress=not no_progress)  # fmt: skip
     else:
-        cache = None if no_cache or not remote else (cache_path or default_cache())
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
+        live = AsyncRunSummary(model=model.name)  # a --max-cost budget reads its tokens
         summary = run_sync(
             model,
-            prepared.requests,
+            budget.limit(prepared.requests, live) if budget else prepared.requests,
             out,
+            summary=live,
             concurrency=concurrency or (16 if remote else 1),
             total=prepared.total,
             progress=not no_progress,
             cache=cache,
+            prices=cost.runner_prices(flags, model),
         )
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
     _judge_the_outcome(summary, out)
+    cost.stop_if_spent(budget, out)
 
 
 def _judge_the_outcome(summary, out: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from gavel.benchmarks.registry import get_benchmark
+from gavel.cli import cost
 from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.generate import generate
 from gavel.cli.score import judge_for, score
@@ -45,15 +46,22 @@ def _run(**kwargs) -> None:
     """
     ctx = click.get_current_context()
     out: Path = kwargs.pop("out")
+    flags = cost.pop_cost_flags(kwargs)
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
     bench = get_benchmark(kwargs["benchmark"])
     own = {o.name: kwargs.pop(o.name) for o in bench.options if o.name in kwargs}
     selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
-    judge_for(kwargs["benchmark"], out / "results.json",
-              **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
-    ctx.invoke(generate, out=predictions, **kwargs, **_for(bench, "generate", own))
+    judge = judge_for(kwargs["benchmark"], out / "results.json",
+                      **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
+    generating = {**kwargs, **_for(bench, "generate", own)}
+    if flags.dry_run:
+        return cost.run_dry_run(ctx, generate, flags, predictions, generating, judge, scoring,
+                                _for(bench, "score", own))  # fmt: skip
+    ctx.invoke(generate, out=predictions, **generating,
+               **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
+    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions)
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],
@@ -64,6 +72,7 @@ def _run(**kwargs) -> None:
         **selection,
         **scoring,
         **_for(bench, "score", own),
+        **cost.for_score(flags, spent, judge),  # --max-cost: one budget, generation counted
     )
 
 
@@ -74,6 +83,7 @@ def _for(bench, command: str, values: dict) -> dict:
 
 _generate_params = [p for p in generate.params if p.name != "out"]
 _score_params = _options(score, set(SCORE_OPTIONS))
+_cost_params = _options(score, {"judge_tokenizer"})
 run = BenchmarkCommand(
     "run",
     benchmark_commands=("generate", "score"),
@@ -81,6 +91,7 @@ run = BenchmarkCommand(
     params=[
         *_generate_params,
         *_score_params,
+        *_cost_params,
         click.Option(
             ["--out"],
             type=click.Path(path_type=Path),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import click
@@ -11,6 +10,7 @@ import msgspec
 
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import RunSettings
+from gavel.cli import cost
 from gavel.cli.benchmark_flags import (
     BenchmarkCommand,
     benchmark_values,
@@ -137,7 +137,7 @@ def judge_options(command):
             "--judge-price",
             default=None,
             metavar="IN,OUT",
-            help="Judge prices per 1,000 input and output tokens, e.g. 0.00125,0.01: the "
+            help="Judge prices in USD per million input and output tokens, e.g. 1.25,10: the "
             "ledger and manifest then record the cost.",
         ),
     ]
@@ -172,22 +172,14 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
     )  # fmt: skip
     judge = load_judge(judge_spec, options)
     if price is not None and hasattr(judge, "prices"):
-        judge.prices = {judge.name: price}
+        judge.prices = {judge.name: price.per_thousand()}  # the runner's unit
     return judge
 
 
-def _price(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    try:
-        given, taken = (float(part) for part in text.split(","))
-    except ValueError:
-        raise ConfigError(
-            f"--judge-price {text!r}: give two numbers, IN,OUT per 1,000 tokens"
-        ) from None
-    if not all(math.isfinite(v) and v >= 0 for v in (given, taken)):
-        raise ConfigError("--judge-price: prices must be finite numbers, 0 or more")
-    return given, taken
+def _price(text: str | None):
+    from gavel.cost.prices import parse_price
+
+    return None if text is None else parse_price(text, "--judge-price")
 
 
 def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **flags):
@@ -279,6 +271,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 )
 @judge_options
 @selection_options
+@cost.cost_options("score")
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, style: str, name: str | None, resamples: int, seed: int,
           judge_spec: str | None, limit: int | None = None, sample_ids: tuple[str, ...] = (),
@@ -297,6 +290,10 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     selection = make_selection(limit, sample_ids, shuffle, seed)
     run = RunSettings(values, image_root, resamples, seed, selection)
     judge = judge_for(benchmark, out, judge_spec, **flags)
+    costs, judge_price = cost.cost_flags(), flags.get("judge_price")
+    if costs.dry_run:  # nothing is sent, nothing written
+        return cost.score_dry_run(costs, judge, spec, data_file, predictions, run, judge_price)
+    cost.judge_budget(costs, judge, judge_price)
     result, scores = spec.evaluate(data_file, predictions, run)
     ledger_entry = None
     if judge is not None:

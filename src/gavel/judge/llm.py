@@ -115,6 +115,8 @@ class LLMJudge:
         self.replies = Path(replies) if replies is not None else None
         self.progress = progress
         self.prices = prices
+        #: A spending limit (:class:`gavel.cost.budget.Budget`), or None.
+        self.budget: Any = None
         self.summary: AsyncRunSummary | None = None
         #: Why the last :meth:`judge` call stopped before every sample was asked (the
         #: endpoint failed: unreachable, or the failure budget ran out); None when it finished.
@@ -144,10 +146,7 @@ class LLMJudge:
         ``progress`` overrides the constructor's choice of a progress bar."""
         if progress is not None:
             self.progress = progress
-        identity = model_identity(self.model)
-        requests = {
-            item.id: _request(item, identity) for item in items if item.prediction is not None
-        }
+        requests = self.requests_for(items)
         self.stopped = None
         with tempfile.TemporaryDirectory(prefix="gavel-judge-") as scratch:
             path = self.replies or Path(scratch) / "replies.jsonl"
@@ -155,13 +154,23 @@ class LLMJudge:
                 self.summary = self._run(list(requests.values()), path)
             except RunAborted as stop:  # the endpoint failed: keep what was judged
                 self.summary, self.stopped = stop.summary, str(stop)
+            if self.budget is not None and self.budget.reached and self.stopped is None:
+                self.stopped = self.budget.message(path)  # --max-cost: the rest is not asked
             replies = _read_replies(path, {r.sample_id for r in requests.values()})
             _keep_only(path, replies)
         unasked = f"not judged: the judge run stopped ({self.stopped})" if self.stopped else None
         return [self._judged(item, requests.get(item.id), replies, unasked) for item in items]
 
+    def requests_for(self, items: Sequence[JudgeItem]) -> dict[str, Request]:
+        """The request of each answered item, by item id (what :meth:`judge` sends)."""
+        identity = model_identity(self.model)
+        return {item.id: _request(item, identity) for item in items if item.prediction is not None}
+
     def _run(self, requests: list[Request], path: Path) -> AsyncRunSummary:
         summary = AsyncRunSummary(model=self.name)
+        total = len(requests)
+        if self.budget is not None:  # --max-cost: no request once the ledger reaches it
+            requests = self.budget.limit(requests, summary)  # type: ignore[assignment]
         try:
             return asyncio.run(
                 run_async(
@@ -169,7 +178,7 @@ class LLMJudge:
                     requests,
                     path,
                     concurrency=self.concurrency,
-                    total=len(requests),
+                    total=total,
                     progress=self.progress,
                     cache=self.cache,
                     retries=self.retries,

@@ -318,8 +318,9 @@ async def run_async(
 
 def run_sync(model: Model, requests: Iterable[Request], out: str | Path, **options: Any):
     """:func:`run_async` for callers without an event loop (the command line). Ctrl-C ends it
-    with :class:`RunInterrupted`, which says what was done."""
-    summary = AsyncRunSummary(model=model.name)
+    with :class:`RunInterrupted`, which says what was done. A ``summary`` given is filled in
+    as the run goes (a spending limit reads its tokens)."""
+    summary = options.pop("summary", None) or AsyncRunSummary(model=model.name)
     try:
         return asyncio.run(run_async(model, requests, out, summary=summary, **options))
     except KeyboardInterrupt:

@@ -1,0 +1,336 @@
+"""The cost flags of ``gavel generate``, ``gavel score`` and ``gavel run``: ``--dry-run`` and
+``--max-cost`` (docs/running.md, "Dry run and cost" and "Budgets").
+
+:func:`cost_options` declares them all on a command with one decorator line and hands their
+values to the command body through :func:`cost_flags`, so the commands' own signatures (which
+other options keep growing) do not change. The bodies call the few functions below.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gavel.cli.options import FiniteFloat
+from gavel.errors import ConfigError
+
+_FLAGS = "gavel.cost.flags"
+#: Where ``gavel run --dry-run`` collects the parts of its one report.
+_COLLECT = "gavel.cost.collect"
+
+
+@dataclass(frozen=True)
+class CostFlags:
+    dry_run: bool = False
+    dry_run_format: str = "table"
+    price: str | None = None
+    tokenizer: Path | None = None
+    judge_tokenizer: Path | None = None
+    max_cost: float | None = None
+    #: Spent by the generation of the same ``gavel run`` (counted in the judge's budget).
+    spent_elsewhere: float = 0.0
+
+
+NAMES = tuple(f.name for f in fields(CostFlags))
+
+
+def _option(name: str) -> Any:
+    declared = {
+        "dry_run": click.option(
+            "--dry-run", is_flag=True,
+            help="Print the requests to send, how many the cache and the resume file answer, "
+            "the tokens and the cost, and exit; nothing is sent.",
+        ),
+        "dry_run_format": click.option(
+            "--dry-run-format", type=click.Choice(["table", "json"]), default="table",
+            show_default=True, help="How --dry-run prints its report.",
+        ),
+        "price": click.option(
+            "--price", default=None, metavar="IN,OUT",
+            help="The model's prices in USD per million input and output tokens, e.g. 2.5,10 "
+            "[default: a small built-in table, approximate].",
+        ),
+        "tokenizer": click.option(
+            "--tokenizer", type=click.Path(path_type=Path), default=None,
+            help="A local tokenizer folder of the model, to count --dry-run's tokens exactly "
+            "[default: tiktoken's cached encoding, else an estimate].",
+        ),
+        "judge_tokenizer": click.option(
+            "--judge-tokenizer", type=click.Path(path_type=Path), default=None,
+            help="A local tokenizer folder of the LLM judge, for --dry-run.",
+        ),
+        "max_cost": click.option(
+            "--max-cost", type=FiniteFloat(min=0), default=None, metavar="USD",
+            help="Stop sending once the run's recorded usage costs this much (earlier runs "
+            "into the same files included); everything answered is kept.",
+        ),
+    }  # fmt: skip
+    return declared[name]
+
+
+#: The flags each command takes.
+COMMAND_FLAGS = {
+    "generate": ("dry_run", "dry_run_format", "price", "tokenizer", "max_cost"),
+    "score": ("dry_run", "dry_run_format", "judge_tokenizer", "max_cost"),
+}
+
+
+def cost_options(command: str):
+    """Declare the cost flags of ``command`` ("generate" or "score") and pass their values to
+    the body through :func:`cost_flags`."""
+    names = COMMAND_FLAGS[command]
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            given = {name: kwargs.pop(name) for name in NAMES if name in kwargs}
+            click.get_current_context().meta[_FLAGS] = CostFlags(**given)
+            return function(*args, **kwargs)
+
+        for name in reversed(names):
+            wrapper = _option(name)(wrapper)
+        return wrapper
+
+    return decorate
+
+
+def cost_flags() -> CostFlags:
+    """The cost flags of the command running now."""
+    return click.get_current_context().meta.get(_FLAGS, CostFlags())
+
+
+def pop_cost_flags(kwargs: dict[str, Any]) -> CostFlags:
+    """The cost flags among a command's parameters, taken out of them (``gavel run``)."""
+    return CostFlags(**{name: kwargs.pop(name) for name in NAMES if name in kwargs})
+
+
+# --- the dry run ----------------------------------------------------------------------------
+
+
+def show_dry_run(parts: list, style: str) -> None:
+    """Print the report of ``parts`` (estimates); inside ``gavel run --dry-run``, keep them
+    for its one report instead."""
+    collected = click.get_current_context().meta.get(_COLLECT)
+    if collected is not None:
+        collected.extend(parts)
+        return
+    from gavel.cost.report import build_report, render
+
+    click.echo(render(build_report(parts), style), nl=False)
+
+
+def generation_estimate(flags: CostFlags, model, preset: str | None, requests, out: Path,
+                        cache: Path | None):  # fmt: skip
+    """The dry run's estimate of a generation: ``requests`` as ``gavel generate`` built them."""
+    from gavel.cost.estimate import Sending, estimate
+    from gavel.cost.image_tokens import rule_for
+    from gavel.cost.prices import resolve_price
+    from gavel.cost.tokens import counter_for
+    from gavel.media.sampling import FrameSampling
+    from gavel.runner.cache import model_identity
+
+    sending = Sending(
+        counter=counter_for(model.name, flags.tokenizer, "--tokenizer"),
+        image_rule=rule_for(preset, model.name),
+        max_image_side=model.capabilities.max_image_side,
+        sampling=getattr(model, "sampling", None) or FrameSampling(),
+        max_tokens=getattr(model, "max_tokens", None),
+    )
+    price = resolve_price(model.name, flags.price, "--price")
+    identity = model_identity(model) if cache is not None else ""
+    return estimate("model", model.name, requests, sending, out, cache, identity, price)
+
+
+def judge_estimate(flags: CostFlags, judge, items, judge_price: str | None,
+                   planned: int = 0, planned_reply: float = 0.0):  # fmt: skip
+    """The dry run's estimate of an LLM judge over ``items`` (as scoring builds them), plus
+    ``planned`` samples not answered yet whose answers are taken as ``planned_reply`` tokens
+    long (``gavel run --dry-run``)."""
+    from gavel.cost.estimate import Sending, estimate
+    from gavel.cost.image_tokens import ESTIMATE
+    from gavel.cost.prices import resolve_price
+    from gavel.cost.tokens import counter_for
+    from gavel.judge.protocol import judge_messages
+    from gavel.runner.cache import model_identity
+
+    counter = counter_for(judge.name, flags.judge_tokenizer, "--judge-tokenizer")
+    inner = judge.model.inner
+    sending = Sending(counter=counter, image_rule=ESTIMATE, max_tokens=inner.max_tokens)
+    price = resolve_price(judge.name, judge_price, "--judge-price")
+    requests = judge.requests_for(items).values()
+    identity = model_identity(judge.model)
+    part = estimate("judge", judge.name, requests, sending, judge.replies, judge.cache,
+                    identity, price)  # fmt: skip
+    if planned:
+        # Their prompts hold answers not written yet: the prompt without them, plus their length.
+        texts = [m["content"] for m in judge_messages("", "", hallucinated=False)]
+        per_request = counter.chat(texts) + round(planned_reply)
+        part.requests += planned
+        part.to_send += planned
+        part.text_tokens += planned * per_request
+        part.output_tokens += round(planned * part.output_per_request)
+        part.notes.append(
+            f"{planned} judge request(s) are for answers not generated yet: their prompts "
+            f"counted with the model's expected answer length ({planned_reply:.0f} tokens)"
+        )
+        if price is not None:
+            part.cost = price.cost(part.input_tokens, part.output_tokens)
+    return part
+
+
+def score_dry_run(flags: CostFlags, judge, benchmark, data_file: Path, predictions: Path,
+                  run, judge_price: str | None) -> None:  # fmt: skip
+    """``gavel score --dry-run``: what the judge would be sent (scoring itself is free)."""
+    from gavel.benchmarks.gavel.data import load_samples
+    from gavel.judge.items import judge_items
+
+    if judge is None or not hasattr(judge, "requests_for"):
+        click.echo("dry run: no LLM judge, so scoring sends nothing and costs nothing")
+        return
+    _, scores = benchmark.evaluate(data_file, predictions, run)
+    samples, _ = load_samples(data_file, run.image_root)
+    items = judge_items(samples, scores)
+    show_dry_run([judge_estimate(flags, judge, items, judge_price)], flags.dry_run_format)
+
+
+def run_dry_run(ctx: click.Context, generate, flags: CostFlags, predictions: Path,
+                generating: dict[str, Any], judge, scoring: dict[str, Any],
+                score_values: dict[str, Any]) -> None:  # fmt: skip
+    """``gavel run --dry-run``: the generation's estimate and the judge's, in one report."""
+    parts: list = []
+    ctx.meta[_COLLECT] = parts
+    try:
+        ctx.invoke(generate, out=predictions, **generating, **for_generate(flags))
+    finally:
+        del ctx.meta[_COLLECT]
+    if judge is not None and hasattr(judge, "requests_for"):
+        parts.append(
+            _planned_judge(flags, judge, generating, predictions, scoring, score_values, parts[0])
+        )
+    show_dry_run(parts, flags.dry_run_format)
+
+
+def _planned_judge(flags, judge, generating, predictions, scoring, score_values, generation):
+    """The judge's part of ``gavel run --dry-run``: the answers already there as scoring
+    reads them, and one request for each sample the generation will answer."""
+    from gavel.benchmarks.gavel.data import load_samples
+    from gavel.benchmarks.registry import get_benchmark
+    from gavel.benchmarks.spec import RunSettings
+    from gavel.judge.items import judge_items
+
+    data, image_root = generating["data_file"], generating["image_root"]
+    items = []
+    if predictions.is_file():
+        bench = get_benchmark(generating["benchmark"])
+        run = RunSettings(bench.values(score_values), image_root, resamples=0)
+        _, scores = bench.evaluate(data, predictions, run)
+        samples, _ = load_samples(data, image_root)
+        items = judge_items(samples, scores)
+    # Answers sent and answers the cache gives are both written, then judged.
+    planned = generation.to_send + generation.cached
+    return judge_estimate(flags, judge, items, scoring.get("judge_price"), planned=planned,
+                          planned_reply=generation.output_per_request)  # fmt: skip
+
+
+# --- the budget -----------------------------------------------------------------------------
+
+
+def generation_budget(flags: CostFlags, model, out: Path, local_async: bool):
+    """The ``--max-cost`` budget of a generation into ``out`` (None without the flag)."""
+    if flags.max_cost is None:
+        return None
+    if not local_async:
+        raise click.UsageError(
+            "--max-cost applies to served models (openai:) run by the local executor"
+        )
+    from gavel.cost.budget import Budget
+    from gavel.cost.prices import resolve_price
+
+    price = resolve_price(model.name, flags.price, "--price")
+    if price is None:
+        raise ConfigError(
+            f"--max-cost needs the price of {model.name}: give --price IN,OUT (USD per "
+            "million input and output tokens)"
+        )
+    what = f"the model {model.name}"
+    if flags.spent_elsewhere:
+        what = f"the run (${flags.spent_elsewhere:.4f} by its judge before, the rest by {what})"
+    budget = Budget.over(flags.max_cost, price, [(out, price)], what)
+    budget.spent_before += flags.spent_elsewhere
+    return budget
+
+
+def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
+    """Give an LLM judge its ``--max-cost`` budget (over its replies file)."""
+    if flags.max_cost is None:
+        return
+    if judge is None or not hasattr(judge, "budget"):
+        raise click.UsageError("--max-cost: scoring costs nothing without an LLM judge (--judge)")
+    from gavel.cost.budget import Budget
+    from gavel.cost.prices import resolve_price
+
+    price = resolve_price(judge.name, judge_price, "--judge-price")
+    if price is None:
+        raise ConfigError(
+            f"--max-cost needs the judge's price ({judge.name}): give --judge-price IN,OUT "
+            "(USD per million input and output tokens)"
+        )
+    files = [(judge.replies, price)] if judge.replies is not None else []
+    what = f"the judge {judge.name}"
+    if flags.spent_elsewhere:
+        what = f"the run (${flags.spent_elsewhere:.4f} by the model, the rest by {what})"
+    judge.budget = Budget.over(flags.max_cost, price, files, what)
+    judge.budget.spent_before += flags.spent_elsewhere
+
+
+def runner_prices(flags: CostFlags, model) -> dict[str, tuple[float, float]] | None:
+    """The runner's price table for a ``--price`` given, so its summary states the cost."""
+    if flags.price is None:
+        return None
+    from gavel.cost.prices import parse_price
+
+    return {model.name: parse_price(flags.price, "--price").per_thousand()}
+
+
+def stop_if_spent(budget, out: Path) -> None:
+    """After a run: the clear stop of a run that reached its budget (files already written)."""
+    from gavel.errors import GavelError
+
+    if budget is not None and budget.reached:
+        raise GavelError(budget.message(out))
+
+
+def spent_by_generation(flags: CostFlags, spec: str, predictions: Path) -> float:
+    """What a finished generation's file records as spent (``gavel run``'s judge gets the
+    rest of ``--max-cost``)."""
+    from gavel.cost.ledger import read_usage
+    from gavel.cost.prices import resolve_price
+
+    price = resolve_price(spec.partition(":")[2] or spec, flags.price, "--price")
+    return read_usage(predictions).cost(price) if price is not None else 0.0
+
+
+def for_generate(flags: CostFlags, judge=None, judge_price: str | None = None) -> dict[str, Any]:
+    """The cost flags ``gavel run`` passes on to its generation; its budget counts what the
+    run's judge already spent in an earlier run into the same folder."""
+    spent = 0.0
+    if flags.max_cost is not None and getattr(judge, "replies", None) is not None:
+        from gavel.cost.ledger import read_usage
+        from gavel.cost.prices import resolve_price
+
+        price = resolve_price(judge.name, judge_price, "--judge-price")
+        spent = read_usage(judge.replies).cost(price) if price is not None else 0.0
+    given = {n: getattr(flags, n) for n in COMMAND_FLAGS["generate"]}
+    return given | ({"spent_elsewhere": spent} if spent else {})
+
+
+def for_score(flags: CostFlags, spent: float, judge) -> dict[str, Any]:
+    """The cost flags ``gavel run`` passes on to its scoring: one budget for both, so the
+    judge's counts what the generation (``spent``) used; only an LLM judge is paid for."""
+    paid = flags.max_cost is not None and hasattr(judge, "budget")
+    chosen = replace(flags, max_cost=flags.max_cost if paid else None, spent_elsewhere=spent)
+    return {n: getattr(chosen, n) for n in (*COMMAND_FLAGS["score"], "spent_elsewhere")}

@@ -1,0 +1,68 @@
+"""The usage ledger of a run: the token counts each answer line already records.
+
+Every line the runner writes (a predictions file, an LLM judge's replies file) carries the
+``prompt_tokens`` and ``completion_tokens`` the server reported for it, and ``meta.cached``
+when it came from the answer cache (nothing paid). Those lines are written and flushed before
+they are counted, so they are the most exact record of what a run has spent, even after a
+``kill -9``: cost = the server-reported usage of the lines not taken from the cache x price.
+No second file is needed, and none can drift from the answers.
+
+Error lines count too while they are there (a reply refused by its reader was paid for); a
+rerun removes them before asking those samples again, so their usage leaves the ledger then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from gavel.cost.prices import Price
+
+
+class _Line(msgspec.Struct):
+    id: str = ""
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass
+class Usage:
+    """What an answer file holds: answered ids, the tokens paid for, earlier reply lengths."""
+
+    answered: set[str] = field(default_factory=set)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    #: ``completion_tokens`` of every answer (cached ones too): a sample of reply lengths.
+    reply_tokens: list[int] = field(default_factory=list)
+
+    def cost(self, price: Price) -> float:
+        return price.cost(self.prompt_tokens, self.completion_tokens)
+
+
+def read_usage(path: Path | None) -> Usage:
+    """The usage recorded in ``path`` (a missing file is an empty ledger). Lines that do not
+    decode (one cut short by a crash) are passed over: the run itself reports or repairs them."""
+    usage = Usage()
+    if path is None or not Path(path).is_file():
+        return usage
+    decoder = msgspec.json.Decoder(_Line)
+    with Path(path).open("rb") as handle:
+        for raw in handle:
+            try:
+                line = decoder.decode(raw)
+            except msgspec.DecodeError:
+                continue
+            cached = bool(line.meta and line.meta.get("cached"))
+            if not cached:
+                usage.prompt_tokens += line.prompt_tokens or 0
+                usage.completion_tokens += line.completion_tokens or 0
+            if line.error is None:
+                usage.answered.add(line.id)
+                if line.completion_tokens is not None:
+                    usage.reply_tokens.append(line.completion_tokens)
+    return usage
