@@ -26,6 +26,7 @@ from gavel.matching_names import POLICY_NAMES
 from gavel.parsing import convention_names
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
+from gavel.sources import resolve_data
 
 
 def write_run(
@@ -326,6 +327,7 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     category, 0-100; docs/judge.md). An LLM judge's replies go beside --out as
     *.judge.jsonl and its token use into judge-ledger.jsonl; rerunning resumes.
     """
+    data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
     options = Options(
         image_root=image_root, box_format=box_format, match=match, dvb_mode=dvb_mode,
         thinking=thinking, empty_groups=empty_groups, answer_rule=answer_rule, resamples=resamples, seed=seed,
@@ -333,6 +335,7 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     spec = get_benchmark(benchmark)
     judge = judge_for(benchmark, out, judge_spec, **judge_flags)
     result, scores = spec.evaluate(data_file, predictions, options)
+    result.manifest.data_source = data_source
     ledger_entry = None
     if judge is not None:
         ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)

@@ -1,0 +1,137 @@
+"""A Hub dataset repository as a folder on disk, through huggingface_hub and its cache.
+
+``snapshot_download`` does the work and keeps the files in the Hugging Face cache
+(``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``), so a dataset is
+fetched once and shared with every other tool that uses the Hub. The environment is read at
+each call, not when huggingface_hub was imported, so ``HF_HUB_OFFLINE=1`` set for one command
+applies to it.
+
+Offline, nothing is sent: a cached revision loads, an uncached one is one message saying how
+to fetch it. Online, the revision is resolved with a bounded wait (``GAVEL_HUB_TIMEOUT``
+seconds, default 20) before any download starts, so an unreachable Hub is an error in seconds,
+never a hang.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from gavel.errors import ConfigError, GavelError
+from gavel.sources.spec import HubSpec
+
+DEFAULT_TIMEOUT_S = 20.0
+_TRUE = {"1", "on", "yes", "true"}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A repository's files at one commit."""
+
+    folder: Path
+    commit: str
+
+
+def offline() -> bool:
+    """``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) as huggingface_hub reads it."""
+    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return value.strip().lower() in _TRUE
+
+
+def cache_dir() -> Path:
+    """Where huggingface_hub keeps repositories, from the environment as it is now."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def timeout_s() -> float:
+    text = os.environ.get("GAVEL_HUB_TIMEOUT")
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ConfigError(f"GAVEL_HUB_TIMEOUT={text!r}: expected a positive number of seconds")
+    return value
+
+
+def _import_hub():
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise ConfigError(
+            "Hub datasets need huggingface_hub: pip install 'gavel-eval[hub]'"
+        ) from None
+    return huggingface_hub
+
+
+def fetch(spec: HubSpec) -> Snapshot:
+    """The files of ``spec``'s repository at its revision (downloading only what is missing)."""
+    hub = _import_hub()
+    from huggingface_hub import errors
+
+    cache = cache_dir()
+    revision = spec.revision or "main"
+    local_only = offline()
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    try:
+        commit = revision
+        if not local_only:
+            info = hub.HfApi(endpoint=endpoint).dataset_info(
+                spec.repo, revision=revision, timeout=timeout_s()
+            )
+            commit = info.sha or revision
+        folder = hub.snapshot_download(
+            spec.repo,
+            repo_type="dataset",
+            revision=commit,
+            cache_dir=cache,
+            local_files_only=local_only,
+            etag_timeout=timeout_s(),
+            endpoint=endpoint,
+        )
+    except errors.GatedRepoError:
+        raise GavelError(
+            f"{spec}: the dataset is gated; accept its terms on the Hub and log in (hf auth login)"
+        ) from None
+    except errors.RepositoryNotFoundError:
+        raise GavelError(
+            f"{spec}: no dataset repository {spec.repo!r} on the Hub (or it is private and no "
+            "token was given)"
+        ) from None
+    except errors.RevisionNotFoundError:
+        raise GavelError(f"{spec}: the repository has no revision {revision!r}") from None
+    except errors.LocalEntryNotFoundError:
+        if local_only:
+            raise GavelError(
+                f"{spec}: not in the Hugging Face cache ({cache}) and HF_HUB_OFFLINE is set; "
+                f"fetch it once with network access (hf download {spec.repo} --repo-type "
+                f"dataset{f' --revision {revision}' if spec.revision else ''}), or unset "
+                "HF_HUB_OFFLINE"
+            ) from None
+        raise GavelError(
+            f"{spec}: the Hub could not be reached and the dataset is not cached ({cache})"
+        ) from None
+    except errors.HfHubHTTPError as error:
+        status = getattr(getattr(error, "response", None), "status_code", None)
+        raise GavelError(f"{spec}: the Hub answered HTTP {status}: {error}") from None
+    except (OSError, ConnectionError) as error:
+        raise GavelError(f"{spec}: cannot reach the Hub ({type(error).__name__}: {error})") from None
+    except Exception as error:  # httpx2 timeouts and connection errors do not share a base
+        if type(error).__module__.startswith(("httpx", "httpcore")):
+            raise GavelError(
+                f"{spec}: the Hub did not answer within {timeout_s():g} s "
+                f"({type(error).__name__}); check the network, HF_ENDPOINT, or set "
+                "HF_HUB_OFFLINE=1 to use the cache"
+            ) from None
+        raise
+    folder = Path(folder)
+    return Snapshot(folder, folder.name if local_only else commit)
