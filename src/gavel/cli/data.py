@@ -186,6 +186,8 @@ def convert(source: str, out: Path, split_name: str, image_root: Path | None) ->
         if image_root is not None:
             raise click.UsageError("--image-root applies to a JSONL input only")
         if out.suffix != ".jsonl":
-            raise click.UsageError(f"OUT {str(out)!r}: converting Parquet data writes a .jsonl file")
+            raise click.UsageError(
+                f"OUT {str(out)!r}: converting Parquet data writes a .jsonl file"
+            )
         rows = parquet_to_jsonl(source, out)
     click.echo(f"{out}: {rows} samples")

@@ -39,7 +39,9 @@ def read_card(root: Path) -> dict[str, Any]:
     try:
         return metadata_load(card) or {}
     except Exception as error:  # YAML errors of several kinds
-        raise DataError(card, None, None, f"cannot read the dataset card's YAML ({error})") from None
+        raise DataError(
+            card, None, None, f"cannot read the dataset card's YAML ({error})"
+        ) from None
 
 
 def _config_splits(root: Path, config: dict[str, Any]) -> dict[str, list[str]]:
@@ -60,7 +62,9 @@ def _config_splits(root: Path, config: dict[str, Any]) -> dict[str, list[str]]:
 def _glob(root: Path, patterns: list[str]) -> list[Path]:
     found: list[Path] = []
     for pattern in patterns:
-        matches = sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]
+        matches = (
+            sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]
+        )
         found.extend(p for p in matches if p.is_file())
     return found
 

@@ -124,7 +124,9 @@ def fetch(spec: HubSpec) -> Snapshot:
         status = getattr(getattr(error, "response", None), "status_code", None)
         raise GavelError(f"{spec}: the Hub answered HTTP {status}: {error}") from None
     except (OSError, ConnectionError) as error:
-        raise GavelError(f"{spec}: cannot reach the Hub ({type(error).__name__}: {error})") from None
+        raise GavelError(
+            f"{spec}: cannot reach the Hub ({type(error).__name__}: {error})"
+        ) from None
     except Exception as error:  # httpx2 timeouts and connection errors do not share a base
         if type(error).__module__.startswith(("httpx", "httpcore")):
             raise GavelError(

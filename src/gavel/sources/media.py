@@ -13,7 +13,6 @@ import posixpath
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gavel.benchmarks.gavel_data import safe_relative_path
 from gavel.sources.rows import Row
@@ -85,7 +84,9 @@ def read_media(row: Row, field_name: str, root: Path) -> Media | None:
         raise row.fail(field_name, "neither bytes nor a path")
     relative, error = safe_relative_path(name)
     if error or relative is None:
-        raise row.fail(f"{field_name}.path", (error or "invalid path").replace("image path", "path"))
+        raise row.fail(
+            f"{field_name}.path", (error or "invalid path").replace("image path", "path")
+        )
     for base in (row.file.parent, root):
         if (base / relative).is_file():
             return Media(relative, source=base / relative)

@@ -55,7 +55,9 @@ def jsonl_rows(path: Path) -> Iterator[Row]:
     for number, line in HashingReader(path):
         value = parse_json(line, path, number)
         if not isinstance(value, dict):
-            raise DataError(path, number, None, f"expected a JSON object, got {type(value).__name__}")
+            raise DataError(
+                path, number, None, f"expected a JSON object, got {type(value).__name__}"
+            )
         yield Row(path, number, value, is_line=True)
 
 
