@@ -76,11 +76,13 @@ def _import_hub():
 def fetch(spec: HubSpec) -> Snapshot:
     """The files of ``spec``'s repository at its revision (downloading only what is missing)."""
     hub = _import_hub()
-    from huggingface_hub import errors
+    from huggingface_hub import constants, errors
 
     cache = cache_dir()
     revision = spec.revision or "main"
     local_only = offline()
+    # huggingface_hub read HF_HUB_OFFLINE once, when imported; its requests obey that copy.
+    constants.HF_HUB_OFFLINE = local_only
     endpoint = os.environ.get("HF_ENDPOINT") or None
     try:
         commit = revision
