@@ -40,7 +40,8 @@ def parquet_rows(path: Path) -> Iterator[Row]:
     import pyarrow.parquet as pq
 
     try:
-        reader = pq.ParquetFile(path)
+        # pre_buffer would read every row group ahead at once: the whole file in memory.
+        reader = pq.ParquetFile(path, pre_buffer=False)
         number = 0
         for batch in reader.iter_batches(batch_size=BATCH_ROWS):
             for values in batch.to_pylist():
