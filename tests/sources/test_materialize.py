@@ -211,3 +211,12 @@ def test_memory_does_not_grow_with_the_dataset(tmp_path):
     assert growth < data_growth / 5, (peaks, data_growth)
     written = sorted((tmp_path / "cache").rglob("i/*.png"))
     assert len(written) == 440
+
+
+def test_without_the_hub_extra_the_message_names_it(tmp_path, gavel_main, cache, monkeypatch):
+    data = _write(tmp_path / "one.parquet", [_row(1)])
+    for module in ("pyarrow", "pyarrow.parquet"):
+        monkeypatch.setitem(sys.modules, module, None)  # import now fails, as if not installed
+    done = gavel_main("data", "validate", data)
+    assert done.code == 2
+    assert "Hub and Parquet data need pyarrow: pip install 'gavel-eval[hub]'" in done.err

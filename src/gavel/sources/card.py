@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import DataError
+from gavel.sources.extras import need
 
 DATA_SUFFIXES = (".parquet", ".jsonl")
 _SHARD = re.compile(r"^(?P<split>.+?)(?:[-_]\d{5}-of-\d{5})?$")
@@ -34,10 +35,9 @@ def read_card(root: Path) -> dict[str, Any]:
     card = root / "README.md"
     if not card.is_file():
         return {}
-    from huggingface_hub.repocard import metadata_load
-
+    repocard = need("huggingface_hub.repocard")
     try:
-        return metadata_load(card) or {}
+        return repocard.metadata_load(card) or {}
     except Exception as error:  # YAML errors of several kinds
         raise DataError(
             card, None, None, f"cannot read the dataset card's YAML ({error})"

@@ -25,6 +25,7 @@ from typing import Any
 from gavel.benchmarks.gavel_data import GavelLoader
 from gavel.errors import DataError, GavelError
 from gavel.io.jsonl import parse_json
+from gavel.sources.extras import need
 from gavel.sources.layouts import EXTRA, GAVEL_FIELDS
 
 #: Rows per Parquet row group: the Hub's viewer pages by row group, and a reader holds one.
@@ -65,7 +66,7 @@ CARD_FEATURES: list[dict[str, Any]] = [
 
 
 def gavel_schema(with_extra: bool):
-    import pyarrow as pa
+    pa = need("pyarrow")
 
     types = {
         "id": pa.string(),
@@ -108,9 +109,8 @@ def jsonl_to_parquet(
     source: Path, out: Path, image_root: Path | None = None, split: str = "test"
 ) -> int:
     """Write ``out/`` (``data/*.parquet`` + README.md) from a GAVEL file; returns the rows."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    pa = need("pyarrow")
+    pq = need("pyarrow.parquet")
     _refuse_existing(out)
     with_extra = _extra_keys(source, GavelLoader(source, image_root))
     schema = gavel_schema(with_extra)
@@ -155,7 +155,7 @@ def jsonl_to_parquet(
 
 def dataset_card(name: str, split: str, rows: int, with_extra: bool) -> str:
     """README.md of the dataset: the Hub's YAML header (configs, features, split) and a note."""
-    import yaml
+    yaml = need("yaml")
 
     features = CARD_FEATURES + ([{"name": EXTRA, "dtype": "string"}] if with_extra else [])
     header = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gavel.errors import ConfigError, GavelError
+from gavel.sources.extras import need
 from gavel.sources.spec import HubSpec
 
 DEFAULT_TIMEOUT_S = 20.0
@@ -63,19 +64,9 @@ def timeout_s() -> float:
     return value
 
 
-def _import_hub():
-    try:
-        import huggingface_hub
-    except ImportError:
-        raise ConfigError(
-            "Hub datasets need huggingface_hub: pip install 'gavel-eval[hub]'"
-        ) from None
-    return huggingface_hub
-
-
 def fetch(spec: HubSpec) -> Snapshot:
     """The files of ``spec``'s repository at its revision (downloading only what is missing)."""
-    hub = _import_hub()
+    hub = need("huggingface_hub")
     from huggingface_hub import constants, errors
 
     cache = cache_dir()

@@ -14,6 +14,7 @@ from typing import Any
 
 from gavel.errors import DataError
 from gavel.io.jsonl import HashingReader, parse_json
+from gavel.sources.extras import need
 
 #: Rows decoded to Python at a time: small, since a row may carry a whole image or video.
 BATCH_ROWS = 16
@@ -36,8 +37,8 @@ class Row:
 
 
 def parquet_rows(path: Path) -> Iterator[Row]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pa = need("pyarrow")
+    pq = need("pyarrow.parquet")
 
     try:
         # pre_buffer would read every row group ahead at once: the whole file in memory.
