@@ -150,3 +150,21 @@ def test_a_bad_line_or_missing_image_names_it_and_writes_nothing(
     assert done.code == 2
     assert "missing.jsonl, line 1, field 'image': cannot read" in done.err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]  # no staging folder left
+
+
+def test_the_datasets_library_reads_the_folder_as_images(tmp_path, gavel_folder, monkeypatch):
+    """What `datasets.load_dataset` (the Hub's own reader) makes of the converted folder."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    datasets = pytest.importorskip("datasets")
+    from gavel.sources.convert import jsonl_to_parquet
+
+    jsonl_to_parquet(gavel_folder / "gavel.jsonl", tmp_path / "ds")
+    loaded = datasets.load_dataset(str(tmp_path / "ds"), split="test", cache_dir=tmp_path / "hf")
+    assert isinstance(loaded.features["image"], datasets.Image)
+    assert loaded[2]["image"].size == (33, 21)  # decoded as a PIL image
+    assert loaded["id"] == [line["id"] for line in LINES]
+    assert loaded[0]["boxes"] == LINES[0]["boxes"]
+    raw = loaded.cast_column("image", datasets.Image(decode=False))
+    for row, line in zip(raw, LINES, strict=True):
+        assert row["image"]["bytes"] == (gavel_folder / line["image"]).read_bytes()
