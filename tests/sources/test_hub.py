@@ -159,7 +159,26 @@ def test_a_hub_that_does_not_answer_is_an_error_not_a_hang(gavel_main, hub_cache
         server.close()
     assert done.code == 2
     assert "Traceback" not in done.text
-    assert "hf:gavel-eval/synth: the Hub did not answer within 1 s" in done.err
+    assert (
+        "hf:gavel-eval/synth: the Hub did not answer within 1 s (ReadTimeout), and it is "
+        in done.err
+    )
+    assert "not in the Hugging Face cache" in done.err
+
+
+def test_an_unreachable_hub_falls_back_to_the_cache(gavel_main, hub_cache, gavel_repo, monkeypatch):
+    _, repo = gavel_repo
+    hub_cache.add("gavel-eval/synth", repo, COMMIT_A)
+    server = _SilentServer()
+    try:
+        monkeypatch.delenv("HF_HUB_OFFLINE")
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.port}")
+        monkeypatch.setenv("GAVEL_HUB_TIMEOUT", "1")
+        done = gavel_main("data", "validate", "hf:gavel-eval/synth")
+    finally:
+        server.close()
+    assert done.code == 0, done.text
+    assert "OK, 8 samples" in done.out
 
 
 # --- DetailVerifyBench as published -----------------------------------------------------------

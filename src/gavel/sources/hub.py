@@ -8,8 +8,8 @@ applies to it.
 
 Offline, nothing is sent: a cached revision loads, an uncached one is one message saying how
 to fetch it. Online, the revision is resolved with a bounded wait (``GAVEL_HUB_TIMEOUT``
-seconds, default 20) before any download starts, so an unreachable Hub is an error in seconds,
-never a hang.
+seconds, default 20) before any download starts, so an unreachable Hub costs seconds, never a
+hang: the cached copy of the revision is then used, and without one the message says so.
 """
 
 from __future__ import annotations
@@ -64,8 +64,35 @@ def timeout_s() -> float:
     return value
 
 
+def _network_failure(error: BaseException) -> bool:
+    """A timeout or a refused or dropped connection (httpx and requests alike)."""
+    from huggingface_hub import errors
+
+    if isinstance(error, errors.OfflineModeIsEnabled | ConnectionError | TimeoutError):
+        return True
+    # httpx's errors share no base class with the standard library's
+    return type(error).__module__.startswith(("httpx", "httpcore", "requests", "urllib3"))
+
+
+def _resolve(hub, spec: HubSpec, revision: str) -> tuple[str | None, str | None]:
+    """``(commit, None)`` from the Hub within the timeout, or ``(None, why not)``."""
+    try:
+        info = hub.HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None).dataset_info(
+            spec.repo, revision=revision, timeout=timeout_s()
+        )
+    except Exception as error:
+        if not _network_failure(error):
+            raise
+        return None, f"the Hub did not answer within {timeout_s():g} s ({type(error).__name__})"
+    return info.sha or revision, None
+
+
 def fetch(spec: HubSpec) -> Snapshot:
-    """The files of ``spec``'s repository at its revision (downloading only what is missing)."""
+    """The files of ``spec``'s repository at its revision (downloading only what is missing).
+
+    When the Hub cannot be reached, the revision is looked up in the cache instead, as
+    huggingface_hub itself does, so a cached dataset loads without a network either way.
+    """
     hub = need("huggingface_hub")
     from huggingface_hub import constants, errors
 
@@ -74,22 +101,18 @@ def fetch(spec: HubSpec) -> Snapshot:
     local_only = offline()
     # huggingface_hub read HF_HUB_OFFLINE once, when imported; its requests obey that copy.
     constants.HF_HUB_OFFLINE = local_only
-    endpoint = os.environ.get("HF_ENDPOINT") or None
+    commit, unreachable = (None, "HF_HUB_OFFLINE is set") if local_only else (None, None)
     try:
-        commit = revision
         if not local_only:
-            info = hub.HfApi(endpoint=endpoint).dataset_info(
-                spec.repo, revision=revision, timeout=timeout_s()
-            )
-            commit = info.sha or revision
+            commit, unreachable = _resolve(hub, spec, revision)
         folder = hub.snapshot_download(
             spec.repo,
             repo_type="dataset",
-            revision=commit,
+            revision=commit or revision,
             cache_dir=cache,
-            local_files_only=local_only,
+            local_files_only=commit is None,
             etag_timeout=timeout_s(),
-            endpoint=endpoint,
+            endpoint=os.environ.get("HF_ENDPOINT") or None,
         )
     except errors.GatedRepoError:
         raise GavelError(
@@ -103,30 +126,27 @@ def fetch(spec: HubSpec) -> Snapshot:
     except errors.RevisionNotFoundError:
         raise GavelError(f"{spec}: the repository has no revision {revision!r}") from None
     except errors.LocalEntryNotFoundError:
+        fetch_it = (
+            f"fetch it once with network access (hf download {spec.repo} --repo-type dataset"
+            f"{f' --revision {revision}' if spec.revision else ''})"
+        )
         if local_only:
             raise GavelError(
                 f"{spec}: not in the Hugging Face cache ({cache}) and HF_HUB_OFFLINE is set; "
-                f"fetch it once with network access (hf download {spec.repo} --repo-type "
-                f"dataset{f' --revision {revision}' if spec.revision else ''}), or unset "
-                "HF_HUB_OFFLINE"
+                f"{fetch_it}, or unset HF_HUB_OFFLINE"
             ) from None
         raise GavelError(
-            f"{spec}: the Hub could not be reached and the dataset is not cached ({cache})"
+            f"{spec}: {unreachable or 'the download did not complete'}, and it is not in the "
+            f"Hugging Face cache ({cache}); check the network or HF_ENDPOINT, or {fetch_it}"
         ) from None
     except errors.HfHubHTTPError as error:
         status = getattr(getattr(error, "response", None), "status_code", None)
         raise GavelError(f"{spec}: the Hub answered HTTP {status}: {error}") from None
-    except (OSError, ConnectionError) as error:
+    except Exception as error:
+        if not _network_failure(error):
+            raise  # a full disk or a read-only cache: the command line names the path
         raise GavelError(
-            f"{spec}: cannot reach the Hub ({type(error).__name__}: {error})"
+            f"{spec}: the download failed ({type(error).__name__}: {error}); rerun to resume it"
         ) from None
-    except Exception as error:  # httpx2 timeouts and connection errors do not share a base
-        if type(error).__module__.startswith(("httpx", "httpcore")):
-            raise GavelError(
-                f"{spec}: the Hub did not answer within {timeout_s():g} s "
-                f"({type(error).__name__}); check the network, HF_ENDPOINT, or set "
-                "HF_HUB_OFFLINE=1 to use the cache"
-            ) from None
-        raise
     folder = Path(folder)
-    return Snapshot(folder, folder.name if local_only else commit)
+    return Snapshot(folder, commit or folder.name)
