@@ -229,7 +229,8 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     type=click.Path(path_type=Path),
     required=True,
     help="Gold data: a GAVEL JSONL file, a DetailVerifyBench JSONL file, or the "
-    "VideoHallucer folder (or one category's JSON file).",
+    "VideoHallucer folder (or one category's JSON file); or Parquet data, or "
+    "hf:OWNER/NAME[@REVISION][:SPLIT] from the Hugging Face Hub.",
 )
 @click.option(
     "--predictions",
