@@ -39,17 +39,16 @@ class Row:
 def parquet_rows(path: Path) -> Iterator[Row]:
     pa = need("pyarrow")
     pq = need("pyarrow.parquet")
-
+    number = 0
     try:
         # pre_buffer would read every row group ahead at once: the whole file in memory.
         reader = pq.ParquetFile(path, pre_buffer=False)
-        number = 0
         for batch in reader.iter_batches(batch_size=BATCH_ROWS):
             for values in batch.to_pylist():
                 number += 1
                 yield Row(path, number, values)
     except (pa.ArrowException, OSError) as error:
-        where = f" after row {number}" if "number" in locals() and number else ""
+        where = f" after row {number}" if number else ""
         raise DataError(path, None, None, f"not a readable Parquet file{where} ({error})") from None
 
 
