@@ -167,6 +167,9 @@ def test_a_hub_that_does_not_answer_is_an_error_not_a_hang(gavel_main, hub_cache
 
 
 def test_an_unreachable_hub_falls_back_to_the_cache(gavel_main, hub_cache, gavel_repo, monkeypatch):
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE
     _, repo = gavel_repo
     hub_cache.add("gavel-eval/synth", repo, COMMIT_A)
     server = _SilentServer()
@@ -179,6 +182,7 @@ def test_an_unreachable_hub_falls_back_to_the_cache(gavel_main, hub_cache, gavel
         server.close()
     assert done.code == 0, done.text
     assert "OK, 8 samples" in done.out
+    assert constants.HF_HUB_OFFLINE == before  # the library's own setting is left as it was
 
 
 # --- DetailVerifyBench as published -----------------------------------------------------------

@@ -93,14 +93,24 @@ def fetch(spec: HubSpec) -> Snapshot:
     When the Hub cannot be reached, the revision is looked up in the cache instead, as
     huggingface_hub itself does, so a cached dataset loads without a network either way.
     """
-    hub = need("huggingface_hub")
-    from huggingface_hub import constants, errors
+    need("huggingface_hub")
+    from huggingface_hub import constants
+
+    # huggingface_hub read HF_HUB_OFFLINE once, when imported, and its requests obey that
+    # copy: it says what the environment says now, for this call only.
+    before, constants.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE, offline()
+    try:
+        return _fetch(spec, constants.HF_HUB_OFFLINE)
+    finally:
+        constants.HF_HUB_OFFLINE = before
+
+
+def _fetch(spec: HubSpec, local_only: bool) -> Snapshot:
+    import huggingface_hub as hub
+    from huggingface_hub import errors
 
     cache = cache_dir()
     revision = spec.revision or "main"
-    local_only = offline()
-    # huggingface_hub read HF_HUB_OFFLINE once, when imported; its requests obey that copy.
-    constants.HF_HUB_OFFLINE = local_only
     commit, unreachable = (None, "HF_HUB_OFFLINE is set") if local_only else (None, None)
     try:
         if not local_only:
