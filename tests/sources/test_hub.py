@@ -182,7 +182,7 @@ def test_an_unreachable_hub_falls_back_to_the_cache(gavel_main, hub_cache, gavel
         server.close()
     assert done.code == 0, done.text
     assert "OK, 8 samples" in done.out
-    assert constants.HF_HUB_OFFLINE == before  # the library's own setting is left as it was
+    assert before == constants.HF_HUB_OFFLINE  # the library's own setting is left as it was
 
 
 # --- DetailVerifyBench as published -----------------------------------------------------------
