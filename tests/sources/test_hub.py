@@ -338,3 +338,22 @@ def test_videohallucer_from_parquet_with_embedded_videos(tmp_path, gavel_main, h
         results[name] = json.loads(out.read_text())
     assert results["hub"]["metrics"] == results["local"]["metrics"] == results["parquet"]["metrics"]
     assert results["parquet"]["manifest"]["data_source"]["source"] == "parquet"
+
+
+def test_convert_and_stats_read_the_hub_too(tmp_path, gavel_main, hub_cache, gavel_repo):
+    local, repo = gavel_repo
+    hub_cache.add("gavel-eval/synth", repo, COMMIT_A)
+    done = gavel_main("data", "convert", "hf:gavel-eval/synth", tmp_path / "back" / "gavel.jsonl")
+    assert done.code == 0, done.text
+    original = [json.loads(line) for line in local.read_text().splitlines()]
+    back = [
+        json.loads(line) for line in (tmp_path / "back" / "gavel.jsonl").read_text().splitlines()
+    ]
+    assert back == original
+    for line in original:
+        assert (tmp_path / "back" / line["image"]).read_bytes() == (
+            local.parent / line["image"]
+        ).read_bytes()
+    done = gavel_main("data", "stats", "hf:gavel-eval/synth", "--format", "json")
+    assert done.code == 0, done.text
+    assert json.loads(done.out)["samples"] == len(original)
