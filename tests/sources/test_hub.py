@@ -357,3 +357,24 @@ def test_convert_and_stats_read_the_hub_too(tmp_path, gavel_main, hub_cache, gav
     done = gavel_main("data", "stats", "hf:gavel-eval/synth", "--format", "json")
     assert done.code == 0, done.text
     assert json.loads(done.out)["samples"] == len(original)
+
+
+def test_videohallucer_release_layout_on_the_hub_is_read_in_place(tmp_path, gavel_main, hub_cache):
+    done = gavel_main("synth", "--benchmark", "videohallucer", "--n", "6", "--out", tmp_path / "vh")
+    assert done.code == 0, done.text
+    snapshot = hub_cache.add("owner/videohallucer", tmp_path / "vh", COMMIT_A)
+    common = ("--benchmark", "videohallucer", "--model", "scene", "--no-progress")
+    for name, data in (("hub", "hf:owner/videohallucer"), ("local", tmp_path / "vh")):
+        done = gavel_main("generate", "--data", data, *common, "--out", tmp_path / f"{name}.jsonl")
+        assert done.code == 0, done.text
+    assert _responses(tmp_path / "hub.jsonl") == _responses(tmp_path / "local.jsonl")
+    manifest = json.loads((tmp_path / "hub.manifest.json").read_text())
+    assert manifest["data_file"] == str(snapshot)  # read in place from the Hugging Face cache
+    assert manifest["data_source"]["commit"] == COMMIT_A
+    assert "temporal/temporal.json" in manifest["data_source"]["files"]
+
+    from gavel.sources import resolve_data
+
+    path, _, source = resolve_data("videohallucer", "hf:owner/videohallucer:temporal")
+    assert path == snapshot / "temporal"
+    assert list(source["files"]) == ["temporal/temporal.json"]

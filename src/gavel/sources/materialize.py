@@ -81,7 +81,6 @@ def materialize(
         from gavel.sources.hub import fetch
 
         snapshot = fetch(spec)
-        root, selection = snapshot.folder, select(snapshot.folder, spec.split)
         owner, name = spec.repo.split("/")
         key = Path("hf", f"{owner}--{name}", snapshot.commit)
         source: dict[str, Any] = {
@@ -91,6 +90,11 @@ def materialize(
             "revision": spec.revision or "main",
             "commit": snapshot.commit,
         }
+        if benchmark == "videohallucer":
+            native = _release_folder(snapshot.folder, spec.split)
+            if native is not None:  # the release's own layout: read in place, nothing copied
+                return native, None, source | _release_provenance(native, snapshot.folder)
+        root, selection = snapshot.folder, select(snapshot.folder, spec.split)
     else:
         root, selection = _select_local(spec)
         source = {"source": "parquet", "spec": str(spec.path)}
@@ -111,6 +115,28 @@ def materialize(
         source |= {"data_sha256": digest, "files": hashes}
         done = _build(benchmark, root, selection, folder, source)
     return Path(done["data"]), Path(done["image_root"]), done["provenance"]
+
+
+def _release_folder(root: Path, part: str | None) -> Path | None:
+    """The VideoHallucer release layout in a repository (``:SPLIT`` naming one category's
+    folder), or None when the repository holds rows instead."""
+    from gavel.benchmarks.videohallucer_data import annotation_files
+
+    folder = root / part if part else root
+    try:
+        annotation_files(folder)
+    except DataError:
+        return None
+    return folder
+
+
+def _release_provenance(folder: Path, root: Path) -> dict[str, Any]:
+    from gavel.benchmarks.videohallucer_data import annotation_files
+
+    files = [path for _, path in annotation_files(folder)]
+    digest, hashes = files_sha256(files, root)
+    return {"config": None, "split": _relative(folder, root) if folder != root else None,
+            "data_sha256": digest, "files": hashes, "materialized": None}  # fmt: skip
 
 
 def _check(benchmark: str, data: Path, image_root: Path, ends: list[tuple[int, Path]]) -> None:
