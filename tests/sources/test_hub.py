@@ -378,3 +378,20 @@ def test_videohallucer_release_layout_on_the_hub_is_read_in_place(tmp_path, gave
     path, _, source = resolve_data("videohallucer", "hf:owner/videohallucer:temporal")
     assert path == snapshot / "temporal"
     assert list(source["files"]) == ["temporal/temporal.json"]
+
+
+def test_gavel_jsonl_and_image_folder_on_the_hub(tmp_path, gavel_main, hub_cache, gavel_repo):
+    from gavel.benchmarks.gavel_data import load_samples
+    from gavel.sources import resolve_data
+
+    local, _ = gavel_repo
+    hub_cache.add("owner/gavel-jsonl", local.parent, COMMIT_A)  # gavel.jsonl, scenes.jsonl, images/
+    done = gavel_main("data", "validate", "hf:owner/gavel-jsonl")
+    assert done.code == 2
+    assert "several splits (gavel, scenes); name one as hf:OWNER/NAME:SPLIT" in done.err
+    path, root, _ = resolve_data("gavel", "hf:owner/gavel-jsonl:gavel")
+    copied, _ = load_samples(path, root)
+    original, _ = load_samples(local)
+    assert copied == original
+    for sample in original:
+        assert (root / sample.image).read_bytes() == (local.parent / sample.image).read_bytes()
