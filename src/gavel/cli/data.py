@@ -39,8 +39,8 @@ def validate(file: Path, image_root: Path | None, max_errors: int) -> None:
 
     Exits 1 when any problem is found.
     """
-    file, image_root, _ = resolve_data("gavel", file, image_root)
-    report, errors = validate_file(file, image_root, max_errors=max_errors)
+    data, image_root, _ = resolve_data("gavel", file, image_root)
+    report, errors = validate_file(data, image_root, max_errors=max_errors)
     for error in errors:
         click.echo(f"error: {error}", err=True)
     if errors:
