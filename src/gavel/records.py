@@ -173,6 +173,9 @@ class Manifest(msgspec.Struct, kw_only=True):
     benchmark: str
     data_file: str | None = None
     data_sha256: str | None = None
+    #: Where Hub or Parquet data came from (repo, revision, commit, files' SHA-256), when
+    #: ``data_file`` is the local copy gavel made of it.
+    data_source: dict[str, Any] | None = None
     predictions_file: str | None = None
     predictions_sha256: str | None = None
     model: str | None = None

@@ -39,6 +39,7 @@ HEAVY = (
     "httpx",
     "PIL",
     "pandas",
+    "pyarrow",
     "sklearn",
     "cv2",
 )

@@ -1,4 +1,4 @@
-"""``gavel data validate|stats|split``: check, describe and split GAVEL data files."""
+"""``gavel data validate|stats|split|convert``: check, describe, split and convert GAVEL data."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import click
 from gavel.benchmarks.gavel.data import validate_file
 from gavel.benchmarks.gavel.split import parse_size, split_file
 from gavel.benchmarks.gavel.stats import data_stats
+from gavel.sources import resolve_data
 
 
 @click.group()
@@ -38,7 +39,8 @@ def validate(file: Path, image_root: Path | None, max_errors: int) -> None:
 
     Exits 1 when any problem is found.
     """
-    report, errors = validate_file(file, image_root, max_errors=max_errors)
+    data, image_root, _ = resolve_data("gavel", file, image_root)
+    report, errors = validate_file(data, image_root, max_errors=max_errors)
     for error in errors:
         click.echo(f"error: {error}", err=True)
     if errors:
@@ -59,6 +61,7 @@ def validate(file: Path, image_root: Path | None, max_errors: int) -> None:
 )
 def stats(file: Path, image_root: Path | None, style: str) -> None:
     """Counts per category, source and split; caption length; boxes per sample; box sizes."""
+    file, image_root, _ = resolve_data("gavel", file, image_root)
     summary = data_stats(file, image_root)
     if style == "json":
         click.echo(json.dumps(summary, indent=2))
@@ -149,3 +152,42 @@ def split(
             "these files",
             err=True,
         )
+
+
+@data.command()
+@click.argument("source", metavar="IN")
+@click.argument("out", metavar="OUT", type=click.Path(path_type=Path))
+@click.option(
+    "--split",
+    "split_name",
+    default="test",
+    show_default=True,
+    help="JSONL to Parquet: the split the rows form (data/SPLIT-00000-of-00001.parquet).",
+)
+@click.option(
+    "--image-root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="JSONL to Parquet: folder the image paths are relative to [default: the file's folder].",
+)
+def convert(source: str, out: Path, split_name: str, image_root: Path | None) -> None:
+    """Convert GAVEL data between JSONL + image folder and Parquet with embedded images.
+
+    IN a .jsonl file: OUT is a new folder ready to push to the Hub (data/*.parquet and a
+    README.md dataset card). IN Parquet (a .parquet file, such a folder, or
+    hf:OWNER/NAME[@REVISION][:SPLIT]): OUT is a new .jsonl file, its images written beside it
+    under the paths the rows name. Records and image bytes survive the round trip.
+    """
+    from gavel.sources.convert import jsonl_to_parquet, parquet_to_jsonl
+
+    if source.endswith(".jsonl"):
+        rows = jsonl_to_parquet(Path(source), out, image_root, split_name)
+    else:
+        if image_root is not None:
+            raise click.UsageError("--image-root applies to a JSONL input only")
+        if out.suffix != ".jsonl":
+            raise click.UsageError(
+                f"OUT {str(out)!r}: converting Parquet data writes a .jsonl file"
+            )
+        rows = parquet_to_jsonl(source, out)
+    click.echo(f"{out}: {rows} samples")

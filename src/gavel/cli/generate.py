@@ -25,6 +25,7 @@ from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
 from gavel.models.registry import describe_specs, load_model, spec_prefixes
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
+from gavel.sources import resolve_data
 
 #: Requests sent to a Ray replica at a time (``run_ray``'s own default).
 RAY_REQUESTS_PER_TASK = 32
@@ -284,6 +285,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
                                 "temperature": temperature, "device": device, "dtype": dtype,
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip
+    data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
@@ -306,6 +308,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         benchmark,
         data_file=str(data_file),
         data_sha256=prepared.data_sha256,
+        data_source=data_source,
         predictions_file=str(out),
         model=model.name,
         adapter={"spec": spec, **model.settings(), "box_format": model.capabilities.box_format},

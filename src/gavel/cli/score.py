@@ -31,6 +31,7 @@ from gavel.io.run_files import (
 )
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
+from gavel.sources import resolve_data
 
 
 def write_run(
@@ -227,7 +228,8 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     type=click.Path(path_type=Path),
     required=True,
     help="Gold data: a GAVEL JSONL file, a DetailVerifyBench JSONL file, or the "
-    "VideoHallucer folder (or one category's JSON file).",
+    "VideoHallucer folder (or one category's JSON file); or Parquet data, or "
+    "hf:OWNER/NAME[@REVISION][:SPLIT] from the Hugging Face Hub.",
 )
 @click.option(
     "--predictions",
@@ -285,6 +287,7 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     category, 0-100; docs/judge.md). An LLM judge's replies go beside --out as
     *.judge.jsonl and its token use into judge-ledger.jsonl; rerunning resumes.
     """
+    data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
     spec = get_benchmark(benchmark)
     values = benchmark_values(spec, "score", flags)  # the rest of ``flags``: the judge's
     selection = make_selection(limit, sample_ids, shuffle, seed)
@@ -295,6 +298,7 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
         return cost.score_dry_run(costs, judge, spec, data_file, predictions, run, judge_price)
     cost.judge_budget(costs, judge, judge_price)
     result, scores = spec.evaluate(data_file, predictions, run)
+    result.manifest.data_source = data_source
     ledger_entry = None
     if judge is not None:
         ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)

@@ -1,6 +1,6 @@
 """DetailVerifyBench: find the hallucinated words of a long caption, token by token.
 
-Read top-down: load (``detailverify_data``) → prompt → parse the answer → score each sample
+Read top-down: load (``data``) → prompt → parse the answer → score each sample
 (``detailverify_tokens``) → summarize → :func:`evaluate_files`. The default numbers are those of
 the official ``calculate_metrics.py`` on the same outputs, quirks included; docs/detailverify.md
 lists every rule, every quirk and every difference from the paper and the evaluation card.

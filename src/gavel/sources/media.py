@@ -1,0 +1,97 @@
+"""Images and videos as the Hub stores them, turned into files the loaders can open.
+
+A cell of an ``Image`` or ``Video`` feature is a struct ``{bytes, path}``: the file's bytes
+embedded in the Parquet file, or a path to a file of the repository (relative to the data
+file's folder, else to the repository's root), or both (the path then only gives the name).
+A JSON Lines file may also give the path as a plain string.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from gavel.benchmarks.gavel.data import safe_relative_path
+from gavel.sources.rows import Row
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", ".png"),
+    (b"\xff\xd8\xff", ".jpg"),
+    (b"GIF8", ".gif"),
+    (b"BM", ".bmp"),
+    (b"\x1aE\xdf\xa3", ".webm"),
+)
+
+
+@dataclass(frozen=True)
+class Media:
+    """One image or video: embedded bytes, or a file to copy; ``name`` is the cell's path."""
+
+    name: str | None
+    data: bytes | None = None
+    source: Path | None = None
+
+    def suffix(self) -> str:
+        if self.name and posixpath.splitext(self.name)[1]:
+            return posixpath.splitext(self.name)[1]
+        head = self.data[:16] if self.data is not None else _head(self.source)
+        if head[4:8] == b"ftyp":
+            return ".mp4"
+        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+            return ".webp"
+        return next((s for magic, s in _MAGIC if head.startswith(magic)), ".bin")
+
+    def write(self, target: Path) -> None:
+        """Put the file at ``target``: the bytes, or a hard link to (else a copy of) the source."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if self.data is not None:
+            target.write_bytes(self.data)
+            return
+        assert self.source is not None
+        try:
+            os.link(os.path.realpath(self.source), target)
+        except OSError:
+            shutil.copyfile(self.source, target)
+
+
+def _head(path: Path | None) -> bytes:
+    if path is None:
+        return b""
+    with open(path, "rb") as handle:
+        return handle.read(16)
+
+
+def read_media(row: Row, field_name: str, root: Path) -> Media | None:
+    """The image or video in ``row[field_name]`` (None when the cell is empty)."""
+    cell = row.values.get(field_name)
+    if cell is None:
+        return None
+    if isinstance(cell, str):
+        cell = {"bytes": None, "path": cell}
+    if not isinstance(cell, dict) or not set(cell) <= {"bytes", "path"}:
+        raise row.fail(field_name, "expected an Image/Video cell: a struct of bytes and path")
+    data, name = cell.get("bytes"), cell.get("path")
+    if data is not None and not isinstance(data, bytes):
+        raise row.fail(f"{field_name}.bytes", "expected binary data")
+    if name is not None and not isinstance(name, str):
+        raise row.fail(f"{field_name}.path", "expected a string")
+    if data is not None:
+        return Media(name or None, data=data)
+    if not name:
+        raise row.fail(field_name, "neither bytes nor a path")
+    relative, error = safe_relative_path(name)
+    if error or relative is None:
+        raise row.fail(
+            f"{field_name}.path", (error or "invalid path").replace("image path", "path")
+        )
+    for base in (row.file.parent, root):
+        if (base / relative).is_file():
+            return Media(relative, source=base / relative)
+    raise row.fail(
+        f"{field_name}.path",
+        f"no bytes embedded and no file {relative!r} in the dataset (looked beside the data "
+        "file and at the repository's root)",
+    )
