@@ -10,6 +10,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
+from gavel.cli.batch_options import batch_options, take_generate_flags
 from gavel.cli.options import FiniteFloat
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
@@ -234,6 +235,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="With --fps: at most M frames per video, evenly thinned [default: 32].",
 )
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@batch_options("generate")
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
@@ -241,7 +243,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              ray_address: str | None, workers: int | None, gpus_per_worker: float | None,
              cpus_per_worker: float | None, placement_timeout: float | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool,
-             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool) -> None:  # fmt: skip
+             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
+             **batch_flags) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
     Failed calls (429, 5xx, timeouts, malformed replies) are retried with backoff; a run that
@@ -272,6 +275,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
                                 "temperature": temperature, "device": device, "dtype": dtype,
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip
+    batch_api = take_generate_flags(batch_flags, spec, executor, options)
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
@@ -293,7 +297,10 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     )
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
-    if executor == "ray":
+    if batch_api.active:
+        summary = batch_api.run(model, prepared, out, cache_path, no_cache, not no_progress,
+                                concurrency)  # fmt: skip
+    elif executor == "ray":
         from gavel.runner.async_runner import drop_errors
         from gavel.runner.ray_executor import run_ray
 

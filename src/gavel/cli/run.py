@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags
 from gavel.cli.generate import generate
 from gavel.cli.score import judge_for, score
 
@@ -32,6 +33,7 @@ SCORE_OPTIONS = (
     "no_judge_cache",
     "judge_price",
     "judge_timeout",
+    *JUDGE_BATCH_PARAMS,
 )
 
 
@@ -50,6 +52,7 @@ def _run(**kwargs) -> None:
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
+    take_judge_flags(dict(scoring), scoring["judge_spec"], out / "results.json")
     judge_for(kwargs["benchmark"], out / "results.json",
               **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
     ctx.invoke(generate, out=predictions, **kwargs)

@@ -10,6 +10,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
+from gavel.cli.batch_options import batch_options, take_judge_flags, use_batch
 from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import append_line, write_together
@@ -313,6 +314,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @judge_options
+@batch_options("judge")
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, box_format: str | None, match: str, dvb_mode: str,
           thinking: bool, empty_groups: str, answer_rule: str, style: str, name: str | None, resamples: int,
@@ -331,7 +333,9 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
         thinking=thinking, empty_groups=empty_groups, answer_rule=answer_rule, resamples=resamples, seed=seed,
     )  # fmt: skip
     spec = get_benchmark(benchmark)
+    judge_batch = take_judge_flags(judge_flags, judge_spec, out)
     judge = judge_for(benchmark, out, judge_spec, **judge_flags)
+    use_batch(judge, judge_batch)
     result, scores = spec.evaluate(data_file, predictions, options)
     ledger_entry = None
     if judge is not None:

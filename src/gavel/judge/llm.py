@@ -119,6 +119,8 @@ class LLMJudge:
         #: Why the last :meth:`judge` call stopped before every sample was asked (the
         #: endpoint failed: unreachable, or the failure budget ran out); None when it finished.
         self.stopped: str | None = None
+        #: ``gavel.batch.runner.BatchSettings`` to send the requests as a batch (None: online).
+        self.batch: Any = None
 
     @property
     def name(self) -> str:
@@ -161,6 +163,8 @@ class LLMJudge:
         return [self._judged(item, requests.get(item.id), replies, unasked) for item in items]
 
     def _run(self, requests: list[Request], path: Path) -> AsyncRunSummary:
+        if self.batch is not None:
+            return self._run_batch(requests, path)
         summary = AsyncRunSummary(model=self.name)
         try:
             return asyncio.run(
@@ -179,6 +183,18 @@ class LLMJudge:
             )
         except KeyboardInterrupt:
             raise RunInterrupted(path, summary) from None
+
+    def _run_batch(self, requests: list[Request], path: Path) -> AsyncRunSummary:
+        """The same requests, validation and replies file, through the server's Batch API."""
+        from gavel.batch.runner import run_batch
+        from gavel.errors import ConfigError
+
+        if self.replies is None:
+            raise ConfigError("a judge in batch mode needs a replies file (it records the batch)")
+        online = {"concurrency": self.concurrency, "retries": self.retries, "prices": self.prices}
+        return run_batch(self.model, requests, path, kind="judge", cache=self.cache,
+                         settings=self.batch, progress=self.progress, online=online,
+                         prices=self.prices)  # fmt: skip
 
     @staticmethod
     def _judged(
