@@ -88,14 +88,16 @@ def _error_text(error: Any) -> str:
 def read_answer(model: Any, outcome: Outcome, sent: tuple[int, int] | None, request: Request):
     """The answer of one outcome, read and checked as an online reply is; raises what an
     online request would (an HTTP status, an invalid response, an invalid answer)."""
-    if outcome.error is not None and (outcome.status in (None, 200) or outcome.body is None):
-        raise BatchRequestError(f"the batch failed this request: {_error_text(outcome.error)}")
-    if outcome.status != 200:
+    if outcome.status not in (None, 200):  # OpenAI: an error body; vLLM: ``error`` text
         from gavel.runner.failures import server_words
 
         error = BatchRequestError("", outcome.status, outcome.body)
-        words = server_words(error) or _error_text(outcome.error or outcome.body)
+        words = server_words(error) if outcome.body is not None else None
+        words = words or _error_text(outcome.error or outcome.body)
         raise BatchRequestError(f"HTTP {outcome.status}: {words}", outcome.status, outcome.body)
+    if outcome.error is not None or outcome.status is None:
+        said = _error_text(outcome.error) if outcome.error is not None else "no response"
+        raise BatchRequestError(f"the batch failed this request: {said}")
     inner = model.inner if isinstance(model, ValidatingModel) else model
     answer = inner.answer_of(outcome.body, sent)
     if isinstance(model, ValidatingModel):

@@ -79,6 +79,8 @@ class BatchRunSummary(AsyncRunSummary):
     online: int = 0
     #: Answers in output files that no current request has (inputs changed since).
     stale: int = 0
+    #: Requests an offline output file does not mention (left for another run).
+    remaining: int = 0
 
     def describe(self) -> str:
         text = super().describe()
@@ -89,6 +91,8 @@ class BatchRunSummary(AsyncRunSummary):
             extra += f", {self.online} asked online"
         if self.stale:
             extra += f", {self.stale} answers for changed inputs ignored"
+        if self.remaining:
+            extra += f", {self.remaining} not in the output file (not written; ask them again)"
         return f"{text}; {extra}"
 
     def add(self, part: AsyncRunSummary) -> None:
@@ -415,14 +419,17 @@ def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Pat
         summary.requested = len(unique)
         summary.skipped = sum(r.sample_id in done for r in unique)
         keyed = run.write_cached(run.keyed(unique))
+        outcomes = read_outcomes(output)
         sizes = read_sizes(run.folder / "offline.sent.json")
-        sizes |= _sizes_of(
-            run.inner, [(k, r) for k, r in keyed.items() if r.images and k not in sizes]
-        )
-        merged = merge(model, keyed, read_outcomes(output), sizes, run.out, cache=run.cache,
+        unsized = [
+            (k, r) for k, r in keyed.items() if r.images and k in outcomes and k not in sizes
+        ]
+        sizes |= _sizes_of(run.inner, unsized)
+        merged = merge(model, keyed, outcomes, sizes, run.out, cache=run.cache,
                        missing=None, final=True)  # fmt: skip
         summary.add(merged.summary)
         summary.stale = merged.stale
+        summary.remaining = sum(key not in outcomes for key in keyed)
         summary.batches = summary.rounds = 1
     finally:
         summary.seconds = time.perf_counter() - started
