@@ -144,3 +144,30 @@ def test_judge_batch_flags_are_checked_before_any_work(gavel, tmp_path):
                 "--out", tmp_path / "run", "--judge-batch")  # fmt: skip
     assert run.returncode == 2 and "needs an LLM judge" in run.stderr
     assert not (tmp_path / "run" / "predictions.jsonl").exists()  # before the model was asked
+
+
+def test_run_sends_the_model_and_the_judge_as_batches(gavel, batch_server, batch_fake, tmp_path):
+    def reply(body):
+        if body["messages"][0]["role"] == "system":  # the judge's protocol has a system message
+            return '{"score": 3, "reason": "fine"}'
+        return f"echo: {batch_fake.prompt_of(body)}"
+
+    batch_server.reply = reply
+    photos = example_dir("photos")
+    run = tmp_path / "run"
+    done = gavel("run", "--data", photos / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", batch_server.url, "--cache", tmp_path / "c.sqlite", "--no-progress",
+                 "--batch", "--batch-poll", "0.05", "--bootstrap", "0",
+                 "--judge", "openai:j", "--judge-base-url", batch_server.url,
+                 "--judge-cache", tmp_path / "c.sqlite", "--judge-batch",
+                 "--judge-batch-poll", "0.05", "--out", run)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    samples = len((photos / "gavel.jsonl").read_text().splitlines())
+    assert batch_server.created == 2 and batch_server.online == 0
+    assert len(batch_server.sent) == 2 * samples  # every sample once to the model, once judged
+    assert len((run / "predictions.jsonl").read_text().splitlines()) == samples
+    result = json.loads((run / "results.json").read_text())
+    assert result["metrics"]["explanation"]["judge"]["usage"]["answered"] == samples
+    status = gavel("batch", "status", run)
+    assert "predictions.batch (generate, m" in status.stdout
+    assert "results.judge.batch (judge, j" in status.stdout

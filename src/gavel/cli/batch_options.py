@@ -157,9 +157,15 @@ def take_generate_flags(flags: dict[str, Any], spec: str, executor: str,
         raise click.UsageError(f"{chosen[0]}: not with --executor {executor}")
     if chosen and len(options.get("base_urls") or ()) > 1:
         raise click.UsageError(f"{chosen[0]} sends to one server: give one --base-url")
-    if (requests_only or from_output) and not options.get("base_urls"):
+    if (requests_only or from_output) and not (options.get("base_urls") or _env_url()):
         options["base_urls"] = (OFFLINE_BASE_URL,)
     return GenerateBatch(settings, requests_only, from_output)
+
+
+def _env_url() -> str | None:
+    import os
+
+    return os.environ.get("OPENAI_BASE_URL")
 
 
 def take_judge_flags(flags: dict[str, Any], judge_spec: str | None, out: Path | None):
