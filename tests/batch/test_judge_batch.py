@@ -171,3 +171,20 @@ def test_run_sends_the_model_and_the_judge_as_batches(gavel, batch_server, batch
     status = gavel("batch", "status", run)
     assert "predictions.batch (generate, m" in status.stdout
     assert "results.judge.batch (judge, j" in status.stdout
+
+
+def test_a_judge_server_that_refuses_the_upload_stops_the_judge_not_the_scoring(
+    gavel, batch_server, tmp_path
+):
+    batch_server.refuse_uploads = True
+    photos = example_dir("photos")
+    run = tmp_path / "run"
+    done = gavel("score", "--data", photos / "gavel.jsonl",
+                 "--predictions", photos / "predictions" / "gemini.jsonl",
+                 "--out", run / "results.json", "--bootstrap", "0",
+                 "--judge", "openai:j", "--judge-base-url", batch_server.url,
+                 "--no-judge-cache", "--judge-batch", "--judge-batch-poll", "0.05")  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the judge did not finish" in done.stderr and "uploading" in done.stderr
+    result = json.loads((run / "results.json").read_text())  # every other metric is written
+    assert result["metrics"]["grounding"] and result["counts"]["judge_error"] > 0

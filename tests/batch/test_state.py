@@ -27,15 +27,3 @@ def test_state_round_trips_and_a_damaged_file_is_an_error_naming_it(tmp_path):
     (tmp_path / "state.json").write_text('{"kind": "generate", "parts": 3}')
     with pytest.raises(GavelError, match=r"state\.json: not a gavel batch state file"):
         load_state(tmp_path)
-
-
-def test_batch_commands_name_what_is_missing(gavel, tmp_path):
-    done = gavel("batch", "status", tmp_path / "p.jsonl")
-    assert done.returncode == 2 and "no batches recorded for it" in done.stderr
-    done = gavel("batch", "cancel", tmp_path)
-    assert done.returncode == 2 and "no batches recorded here" in done.stderr
-    (tmp_path / "p.batch").mkdir()
-    (tmp_path / "p.batch" / "state.json").write_text("{")
-    done = gavel("batch", "status", tmp_path / "p.jsonl")
-    assert done.returncode == 2 and "not a gavel batch state file" in done.stderr
-    assert "Traceback" not in done.stderr

@@ -34,12 +34,13 @@ class BatchClient:
         cause = classify(error).cause
         return GavelError(self.redact(f"{what} at {self.client.base_url}: {cause}"))
 
-    def upload(self, path: Path, name: str) -> str:
-        """The id of ``path`` uploaded as ``name`` (purpose ``batch``): an earlier upload of
-        the same name and size when the server has one, else a new upload."""
+    def upload(self, path: Path, name: str, tried: bool) -> str:
+        """The id of ``path`` uploaded as ``name`` (purpose ``batch``). When an upload was
+        ``tried`` before (its reply may have been lost), an uploaded file of the same name and
+        size is taken if the server has one."""
         size = path.stat().st_size
         try:
-            for entry in self.client.files.list(purpose="batch"):
+            for entry in self.client.files.list(purpose="batch") if tried else ():
                 if entry.filename == name and entry.bytes == size:
                     return entry.id
         except Exception as error:  # a server without the listing: upload (only costs bytes)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes, plain_mode
 from gavel.models.base import Request
 
@@ -72,6 +73,7 @@ def lines(model: Any, keyed: list[tuple[str, Request]]) -> Iterator[tuple[str, b
                 return
             yield key, request_line(key, body), sent
     finally:
+        loop.run_until_complete(agen.aclose())
         loop.close()
 
 
@@ -161,16 +163,24 @@ def read_sizes(path: Path) -> dict[str, tuple[int, int]]:
     """The sent image sizes written with a requests file (none for a text-only run)."""
     try:
         data = json.loads(path.read_bytes())
+        return {key: (int(value[0]), int(value[1])) for key, value in data.items()}
     except FileNotFoundError:
         return {}
-    return {key: (int(value[0]), int(value[1])) for key, value in data.items()}
+    except (ValueError, TypeError, AttributeError, IndexError) as error:
+        raise GavelError(f"{path}: not a file of sent image sizes ({error})") from None
 
 
 def read_custom_ids(requests: Path) -> list[str]:
     """The ids in a requests file, in order (line numbers of a failed batch's errors)."""
     ids = []
     with requests.open("rb") as handle:
-        for line in handle:
-            if line.strip():
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
                 ids.append(json.loads(line)["custom_id"])
+            except (ValueError, KeyError, TypeError) as error:
+                raise GavelError(
+                    f"{requests}:{number}: not a batch request line ({error})"
+                ) from None
     return ids

@@ -224,8 +224,11 @@ class _Run:
     def drive(self, state: BatchState, part: Part, keyed: dict[str, Request]) -> Merged:
         client = self.client
         if part.file_id is None:
+            tried, part.uploading = part.uploading, True
+            self.save(state)
             part.file_id = client.upload(part.requests_path(self.folder),
-                                         f"gavel-{part.sha256[:16]}-{part.name}.jsonl")  # fmt: skip
+                                         f"gavel-{part.sha256[:16]}-{part.name}.jsonl", tried)  # fmt: skip
+            part.uploading = False
             self.save(state)
         if part.batch_id is None:
             found = client.find_batch(part.file_id) if part.creating else None

@@ -35,6 +35,8 @@ class Part(msgspec.Struct, omit_defaults=True):
     count: int
     #: SHA-256 of the requests file (its uploaded name carries the first 16 digits).
     sha256: str
+    #: Set just before the upload: a rerun then looks for the file before uploading again.
+    uploading: bool = False
     file_id: str | None = None
     #: Set just before the batch is created: a rerun then looks for it before creating one.
     creating: bool = False

@@ -117,6 +117,10 @@ class GenerateBatch:
         if self.requests_only is not None:
             count = runner.write_requests_only(model, prepared.requests, out, self.requests_only,
                                                cache)  # fmt: skip
+            if not count:
+                click.echo(f"nothing to write: every sample is answered in {out} (or by the "
+                           "answer cache)", err=True)  # fmt: skip
+                click.get_current_context().exit(0)
             click.echo(
                 f"wrote {count} requests to {self.requests_only} (nothing sent). Run them "
                 f"with: vllm run-batch -i {self.requests_only} -o OUTPUT.jsonl --model "

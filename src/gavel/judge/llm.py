@@ -186,15 +186,20 @@ class LLMJudge:
 
     def _run_batch(self, requests: list[Request], path: Path) -> AsyncRunSummary:
         """The same requests, validation and replies file, through the server's Batch API."""
-        from gavel.batch.runner import run_batch
-        from gavel.errors import ConfigError
+        from gavel.batch.runner import BatchInterrupted, run_batch
+        from gavel.errors import ConfigError, GavelError
 
         if self.replies is None:
             raise ConfigError("a judge in batch mode needs a replies file (it records the batch)")
         online = {"concurrency": self.concurrency, "retries": self.retries, "prices": self.prices}
-        return run_batch(self.model, requests, path, kind="judge", cache=self.cache,
-                         settings=self.batch, progress=self.progress, online=online,
-                         prices=self.prices)  # fmt: skip
+        try:
+            return run_batch(self.model, requests, path, kind="judge", cache=self.cache,
+                             settings=self.batch, progress=self.progress, online=online,
+                             prices=self.prices)  # fmt: skip
+        except (BatchInterrupted, ConfigError):
+            raise
+        except GavelError as error:  # the server failed: keep what was judged, as online
+            raise RunAborted(str(error), AsyncRunSummary(model=self.name)) from None
 
     @staticmethod
     def _judged(
