@@ -294,3 +294,19 @@ def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_pat
     assert sum(batch_server.sent.values()) == 2 * SAMPLES - first.get("answered", 0)
     status = gavel("batch", "status", tmp_path)  # the folder: every batch recorded in it
     assert "batch batch_1 cancelled" in status.stdout and "batch batch_2 completed" in status.stdout
+
+
+def test_a_batch_whose_requests_were_answered_online_is_not_waited_for(
+    gavel, start, batch_server, tmp_path, api_key
+):
+    batch_server.duration = 60.0
+    out = tmp_path / "p.jsonl"
+    start(*generate(batch_server, tmp_path, out)).kill_when(lambda: batch_server.polls >= 1)
+    online = gavel(*generate(batch_server, tmp_path, out, batch=False))  # the user gave up
+    assert online.returncode == 0, online.stderr
+    done = gavel(*generate(batch_server, tmp_path, out))
+    assert done.returncode == 0, done.stderr
+    assert "batch batch_1 is no longer needed" in done.stderr
+    assert batch_server.created == 1 and len(lines(out)) == SAMPLES
+    cancel = gavel("batch", "cancel", out)
+    assert cancel.returncode == 0 and "batch batch_1: cancelling" in cancel.stdout

@@ -222,6 +222,15 @@ class _Run:
         return parts
 
     def drive(self, state: BatchState, part: Part, keyed: dict[str, Request]) -> Merged:
+        requests_path = part.requests_path(self.folder)
+        if requests_path.exists() and not any(k in keyed for k in read_custom_ids(requests_path)):
+            # Every request of it was answered another way (online, another run): not waited for.
+            part.merged = True
+            self.save(state)
+            if part.batch_id and not part.finished:
+                click.echo(f"batch {part.batch_id} is no longer needed: every request of it is "
+                           f"answered; `gavel batch cancel {self.out}` stops it", err=True)  # fmt: skip
+            return Merged(AsyncRunSummary(model=self.model.name))
         client = self.client
         if part.file_id is None:
             tried, part.uploading = part.uploading, True

@@ -97,7 +97,7 @@ def cancel(run: Path, base_url: str | None, api_key_env: str | None) -> None:
     for folder in batch_folders(run):
         state = load_state(folder)
         client = None
-        for part in state.unfinished():
+        for part in state.parts:
             if part.batch_id is None or part.finished:
                 continue
             client = client or _client(state, base_url, api_key_env)
