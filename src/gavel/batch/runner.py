@@ -162,12 +162,10 @@ class _Run:
         """Write the answers the cache has; returns the rest."""
         if self.cache is None:
             return keyed
-        hits = [r for key, r in keyed.items() if self.cache.get(key) is not None]
+        hits = {key: r for key, r in keyed.items() if self.cache.get(key) is not None}
         if hits:
-            self._write_with(hits, {}, {})
-        return {
-            key: r for key, r in keyed.items() if r.sample_id not in {h.sample_id for h in hits}
-        }
+            self._write_with(list(hits.values()), {}, {})
+        return {key: r for key, r in keyed.items() if key not in hits}
 
     def _write_with(self, requests, answers, failures) -> AsyncRunSummary:
         import asyncio
