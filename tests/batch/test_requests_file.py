@@ -46,3 +46,16 @@ def test_each_line_is_the_online_body_and_files_are_cut_by_count_and_bytes(tmp_p
     assert [w.count for w in by_bytes] == [2, 2, 1]
     assert all(w.path.stat().st_size <= one_line * 2.5 for w in by_bytes)
     assert not list(tmp_path.glob(".*.tmp"))  # nothing half-written left behind
+
+
+def test_a_video_is_sent_as_its_sampled_frames_as_online(tmp_path, counting_video):
+    video = counting_video(tmp_path / "clip.mp4", frames=16)
+    model = OpenAIChatModel("m", base_urls="http://127.0.0.1:9/v1", frames=4)
+    keyed = [("k", Request("v", "videohallucer", "Is there a dog?", images=(video,)))]
+    (written,) = write_parts(model, keyed, [tmp_path / "v.requests.jsonl"])
+    line = json.loads(written.path.read_text())
+    body, sent = asyncio.run(model.request_body(keyed[0][1]))
+    assert line["body"] == body
+    parts = line["body"]["messages"][0]["content"]
+    assert [p["type"] for p in parts] == ["image_url"] * 4 + ["text"]
+    assert read_sizes(sizes_path(written.path)) == {"k": sent}
