@@ -182,7 +182,7 @@ def assert_done_once(server, out: Path, cache: Path) -> None:
 def test_killed_while_polling_the_same_command_collects_the_same_batch(
     gavel, start, batch_server, tmp_path, api_key
 ):
-    batch_server.duration = 3.0
+    batch_server.duration = 5.0  # long enough to be killed mid-way, even on a busy machine
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     start(*command).kill_when(lambda: batch_server.polls >= 3)
