@@ -12,6 +12,7 @@ import msgspec
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import Benchmark, RunSettings
 from gavel.cli import cost
+from gavel.cli.batch_options import batch_options, take_generate_flags
 from gavel.cli.benchmark_flags import (
     BenchmarkCommand,
     benchmark_values,
@@ -245,6 +246,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="Seed of --shuffle (gavel run: also of the bootstrap).",
 )
 @cost.cost_options("generate")
+@batch_options("generate")
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
@@ -286,6 +288,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip
     data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
+    batch_api = take_generate_flags(benchmark_options, spec, executor, options)
     model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
@@ -319,7 +322,10 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         manifest.settings["selection"] = prepared.selection
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
-    if executor == "ray":
+    if batch_api.active:
+        summary = batch_api.run(model, prepared, out, cache_path, no_cache, not no_progress,
+                                concurrency)  # fmt: skip
+    elif executor == "ray":
         from gavel.runner.async_runner import drop_errors
         from gavel.runner.ray_executor import run_ray
 

@@ -19,6 +19,10 @@ COMMANDS = {
         "gavel.cli.annotate:annotate",
         "Annotate candidate pairs in three stages: annotator, reviewer, spot checker.",
     ),
+    "batch": LazyCommand(
+        "gavel.cli.batch:batch",
+        "The batches of a --batch run: their status on the server, or cancel them.",
+    ),
     "compare": LazyCommand(
         "gavel.cli.compare:compare",
         "Paired bootstrap (every metric) and McNemar's exact test (right/wrong metrics).",

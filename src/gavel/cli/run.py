@@ -8,6 +8,7 @@ import click
 
 from gavel.benchmarks.registry import get_benchmark
 from gavel.cli import cost
+from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags
 from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.generate import generate
 from gavel.cli.score import judge_for, score
@@ -31,6 +32,7 @@ SCORE_OPTIONS = (
     "no_judge_cache",
     "judge_price",
     "judge_timeout",
+    *JUDGE_BATCH_PARAMS,
 )
 
 
@@ -53,6 +55,7 @@ def _run(**kwargs) -> None:
     selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
+    take_judge_flags(dict(scoring), scoring["judge_spec"], out / "results.json")
     judge = judge_for(kwargs["benchmark"], out / "results.json",
                       **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
     generating = {**kwargs, **_for(bench, "generate", own)}

@@ -11,6 +11,7 @@ import msgspec
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import RunSettings
 from gavel.cli import cost
+from gavel.cli.batch_options import batch_options, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import (
     BenchmarkCommand,
     benchmark_values,
@@ -274,6 +275,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 @judge_options
 @selection_options
 @cost.cost_options("score")
+@batch_options("judge")
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, style: str, name: str | None, resamples: int, seed: int,
           judge_spec: str | None, limit: int | None = None, sample_ids: tuple[str, ...] = (),
@@ -292,7 +294,9 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     values = benchmark_values(spec, "score", flags)  # the rest of ``flags``: the judge's
     selection = make_selection(limit, sample_ids, shuffle, seed)
     run = RunSettings(values, image_root, resamples, seed, selection)
+    judge_batch = take_judge_flags(flags, judge_spec, out)
     judge = judge_for(benchmark, out, judge_spec, **flags)
+    use_batch(judge, judge_batch)
     costs, judge_price = cost.cost_flags(), flags.get("judge_price")
     if costs.dry_run:  # nothing is sent, nothing written
         return cost.score_dry_run(costs, judge, spec, data_file, predictions, run, judge_price)

@@ -121,6 +121,8 @@ class LLMJudge:
         #: Why the last :meth:`judge` call stopped before every sample was asked (the
         #: endpoint failed: unreachable, or the failure budget ran out); None when it finished.
         self.stopped: str | None = None
+        #: ``gavel.batch.runner.BatchSettings`` to send the requests as a batch (None: online).
+        self.batch: Any = None
 
     @property
     def name(self) -> str:
@@ -167,6 +169,8 @@ class LLMJudge:
         return {item.id: _request(item, identity) for item in items if item.prediction is not None}
 
     def _run(self, requests: list[Request], path: Path) -> AsyncRunSummary:
+        if self.batch is not None:
+            return self._run_batch(requests, path)
         summary = AsyncRunSummary(model=self.name)
         total = len(requests)
         if self.budget is not None:  # --max-cost: no request once the ledger reaches it
@@ -188,6 +192,23 @@ class LLMJudge:
             )
         except KeyboardInterrupt:
             raise RunInterrupted(path, summary) from None
+
+    def _run_batch(self, requests: list[Request], path: Path) -> AsyncRunSummary:
+        """The same requests, validation and replies file, through the server's Batch API."""
+        from gavel.batch.runner import BatchInterrupted, run_batch
+        from gavel.errors import ConfigError, GavelError
+
+        if self.replies is None:
+            raise ConfigError("a judge in batch mode needs a replies file (it records the batch)")
+        online = {"concurrency": self.concurrency, "retries": self.retries, "prices": self.prices}
+        try:
+            return run_batch(self.model, requests, path, kind="judge", cache=self.cache,
+                             settings=self.batch, progress=self.progress, online=online,
+                             prices=self.prices)  # fmt: skip
+        except (BatchInterrupted, ConfigError):
+            raise
+        except GavelError as error:  # the server failed: keep what was judged, as online
+            raise RunAborted(str(error), AsyncRunSummary(model=self.name)) from None
 
     @staticmethod
     def _judged(

@@ -217,29 +217,9 @@ class OpenAIChatModel:
 
     async def answer_async(self, request: Request) -> Answer:
         """One attempt; raises the client's errors (the runner decides what to retry)."""
-        videos = [Path(p) for p in request.images if Path(p).suffix.lower() in VIDEO_SUFFIXES]
-        if videos:
-            # Decoded on the pool sized to the cores (a pair's two questions share one decode);
-            # the frames are encoded there too, so the event loop only sends.
-            decoded = {path: await sample_frames_async(path, self.sampling) for path in videos}
-            content, sent = await in_pool(self.build_content, request, decoded)
-        elif request.images:
-            content, sent = await asyncio.to_thread(self.build_content, request)
-        else:
-            content, sent = self.build_content(request)
+        body, sent = await self.request_body(request)
         index = self._pick()
         client = self._client(index)
-        # A request without images is sent as plain text (what text-only servers expect).
-        user: Any = content if request.images else request.prompt
-        messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
-        if request.system is not None:
-            messages.insert(0, {"role": "system", "content": request.system})
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        body.update(self.extra_body)
         self._busy[index] += 1
         try:
             # The client's generic ``post`` (its documented way to any endpoint) with a plain
@@ -252,12 +232,54 @@ class OpenAIChatModel:
             raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
         finally:
             self._busy[index] -= 1
+        return self.answer_of(completion, sent)
+
+    async def request_body(self, request: Request) -> tuple[dict[str, Any], tuple[int, int] | None]:
+        """The Chat Completions body sent for ``request`` and the first image's sent size.
+
+        One function for every way a request leaves: online, and the lines of a batch
+        requests file (:mod:`gavel.batch`), so a batch asks exactly what a run would."""
+        videos = [Path(p) for p in request.images if Path(p).suffix.lower() in VIDEO_SUFFIXES]
+        if videos:
+            # Decoded on the pool sized to the cores (a pair's two questions share one decode);
+            # the frames are encoded there too, so the event loop only sends.
+            decoded = {path: await sample_frames_async(path, self.sampling) for path in videos}
+            content, sent = await in_pool(self.build_content, request, decoded)
+        elif request.images:
+            content, sent = await asyncio.to_thread(self.build_content, request)
+        else:
+            content, sent = self.build_content(request)
+        # A request without images is sent as plain text (what text-only servers expect).
+        user: Any = content if request.images else request.prompt
+        messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+        if request.system is not None:
+            messages.insert(0, {"role": "system", "content": request.system})
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        body.update(self.extra_body)
+        return body, sent
+
+    def answer_of(self, completion: Any, sent: tuple[int, int] | None) -> Answer:
+        """The answer a completion body holds (online or from a batch output line), or
+        :class:`InvalidResponseError` for a broken one."""
         text, usage, finish_reason = _read_completion(completion)
         input_size = None
         if sent is not None and self.box_format == "resized-pixel":
             input_size = qwen_smart_resize(*sent)
         return Answer(
             text, sent_size=sent, input_size=input_size, usage=usage, finish_reason=finish_reason
+        )
+
+    def batch_client(self) -> Any:
+        """A blocking ``openai.OpenAI`` client of the first server, for its Files and Batches
+        API (:mod:`gavel.batch.client`); the key stays inside it."""
+        import openai
+
+        return openai.OpenAI(
+            api_key=self.__key, base_url=self.base_urls[0], timeout=self.timeout, max_retries=5
         )
 
     def close(self) -> None:

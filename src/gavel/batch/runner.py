@@ -1,0 +1,454 @@
+"""A run through a Batch API, in rounds, resumable at every step.
+
+One call of :func:`run_batch`:
+
+1. drops the error lines of ``out`` (as an online rerun does) and skips the ids answered there;
+2. writes the answers the cache already has (nothing is sent for them);
+3. finishes every part recorded in the batch folder and not yet merged: a killed run's batch
+   is polled again, never created again (:mod:`gavel.batch.state`, :mod:`gavel.batch.client`);
+4. sends what is still unanswered as a new round (one or more parts, within the API's limits),
+   waits, merges; requests a batch failed, refused or never reached (an expired or cancelled
+   batch) are asked in the next round, up to ``rounds`` rounds in all, or once the first
+   round is done, online (``fallback="online"``);
+5. writes what still failed as error lines, as an online run does (scored ``model_error``; the
+   next run asks them again).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gavel.batch.client import BatchClient
+from gavel.batch.merge import BatchAnswers, BatchRequestError, Merged, merge, read_outcomes
+from gavel.batch.poll import wait
+from gavel.batch.requests_file import (
+    MAX_BYTES,
+    MAX_REQUESTS,
+    read_custom_ids,
+    read_sizes,
+    sizes_path,
+    write_parts,
+)
+from gavel.batch.state import BatchState, Part, batch_folder, load_state, save_state
+from gavel.errors import ConfigError, GavelError
+from gavel.io.files import atomic_write_bytes
+from gavel.models.base import Request
+from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, drop_errors, run_async
+from gavel.runner.cache import AnswerCache, model_identity
+from gavel.runner.failures import classify
+from gavel.runner.local import completed_ids
+from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+
+FALLBACKS = ("batch", "online")
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How a batch run goes: ``fallback`` for what a batch did not answer (``batch``: a next
+    round, ``online``: asked online after the first round), ``rounds`` at most, the status
+    asked every ``poll`` seconds, parts within ``max_requests`` and ``max_bytes``."""
+
+    fallback: str = "batch"
+    rounds: int = 3
+    poll: float = 30.0
+    max_requests: int = MAX_REQUESTS
+    max_bytes: int = MAX_BYTES
+
+    def __post_init__(self) -> None:
+        if self.fallback not in FALLBACKS:
+            raise ConfigError(f"batch fallback must be one of {', '.join(FALLBACKS)}")
+        if self.rounds < 1:
+            raise ConfigError("batch rounds must be at least 1")
+
+
+@dataclass
+class BatchRunSummary(AsyncRunSummary):
+    """An online summary's counts, plus what the batches did."""
+
+    batches: int = 0
+    rounds: int = 0
+    #: Requests sent again in a later round (or online) after a batch did not answer them.
+    re_asked: int = 0
+    online: int = 0
+    #: Answers in output files that no current request has (inputs changed since).
+    stale: int = 0
+    #: Requests an offline output file does not mention (left for another run).
+    remaining: int = 0
+
+    def describe(self) -> str:
+        text = super().describe()
+        extra = f"batch: {self.batches} batch(es) in {self.rounds} round(s)"
+        if self.re_asked:
+            extra += f", {self.re_asked} re-asked"
+        if self.online:
+            extra += f", {self.online} asked online"
+        if self.stale:
+            extra += f", {self.stale} answers for changed inputs ignored"
+        if self.remaining:
+            extra += f", {self.remaining} not in the output file (not written; ask them again)"
+        return f"{text}; {extra}"
+
+    def add(self, part: AsyncRunSummary) -> None:
+        """Add the lines another runner call wrote."""
+        for name in ("answered", "errors", "cached", "retries", "prompt_tokens",
+                     "completion_tokens", "refused"):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+
+
+class BatchInterrupted(GavelError):
+    """Ctrl-C while waiting: the batch goes on on the server."""
+
+    exit_code = 130
+
+
+def online_model(model: Any) -> Any:
+    """The OpenAI-compatible adapter under a judge's validation, which builds the bodies."""
+    inner = model.inner if isinstance(model, ValidatingModel) else model
+    if not callable(getattr(inner, "request_body", None)):
+        raise ConfigError(
+            f"batch mode needs an OpenAI-compatible model (openai:NAME), not {model.name}"
+        )
+    return inner
+
+
+class _Run:
+    """The state of one :func:`run_batch` call."""
+
+    def __init__(self, model, out: Path, kind: str, cache, settings: BatchSettings, progress):
+        self.model = model
+        self.inner = online_model(model)
+        if len(self.inner.base_urls) > 1:
+            raise ConfigError("batch mode sends to one server: give a single base URL")
+        self.out = out
+        self.folder = batch_folder(out)
+        self.kind = kind
+        self.settings = settings
+        self.progress = progress
+        self.own_cache = cache is not None and not isinstance(cache, AnswerCache)
+        self.cache = AnswerCache(cache) if self.own_cache else cache
+        # Content addresses are computed the cache's way even without a cache file.
+        self.keys = self.cache if self.cache is not None else AnswerCache(":memory:")
+        self.identity = model_identity(model)
+        self.summary = BatchRunSummary(model=model.name)
+        self._client: BatchClient | None = None
+
+    @property
+    def client(self) -> BatchClient:
+        if self._client is None:
+            self._client = BatchClient(self.inner.batch_client(), self.inner.redact)
+        return self._client
+
+    def close(self) -> None:
+        if self.own_cache and self.cache is not None:
+            self.cache.close()
+        if self.keys is not self.cache:
+            self.keys.close()
+
+    # --- what is left to ask --------------------------------------------------------------
+
+    def keyed(self, requests: list[Request]) -> dict[str, Request]:
+        """custom_id -> request, for the requests not answered in ``out``."""
+        done = completed_ids(self.out)
+        return {self.keys.key(self.identity, r): r for r in requests if r.sample_id not in done}
+
+    def write_cached(self, keyed: dict[str, Request]) -> dict[str, Request]:
+        """Write the answers the cache has; returns the rest."""
+        if self.cache is None:
+            return keyed
+        hits = {key: r for key, r in keyed.items() if self.cache.get(key) is not None}
+        if hits:
+            self._write_with(list(hits.values()), {}, {})
+        return {key: r for key, r in keyed.items() if key not in hits}
+
+    def _write_with(self, requests, answers, failures) -> AsyncRunSummary:
+        import asyncio
+
+        part = AsyncRunSummary(model=self.model.name)
+        asyncio.run(run_async(BatchAnswers(self.model, answers, failures), requests, self.out,
+                              concurrency=8, progress=False, cache=self.cache,
+                              failure_budget=None, retries=0, retry_errors=False,
+                              summary=part))  # fmt: skip
+        self.summary.add(part)
+        return part
+
+    # --- state ------------------------------------------------------------------------------
+
+    def state(self) -> BatchState:
+        base_url = self.inner.settings()["base_urls"][0]
+        state = load_state(self.folder)
+        if state is None:
+            return BatchState(kind=self.kind, model=self.model.name, base_url=base_url,
+                              api_key_env=self.inner.api_key_env, output=self.out.name)  # fmt: skip
+        if state.unfinished() and (state.model, state.base_url) != (self.model.name, base_url):
+            raise GavelError(
+                f"{self.folder} records batches of {state.model} at {state.base_url} not yet "
+                f"merged: rerun with that model and base URL to collect them, or cancel them "
+                f"(gavel batch cancel {self.out}) and delete {self.folder}"
+            )
+        state.model, state.base_url = self.model.name, base_url
+        return state
+
+    def save(self, state: BatchState) -> None:
+        save_state(self.folder, state)
+
+    # --- one part, from its requests file to its merge ------------------------------------
+
+    def submit(self, state: BatchState, keyed: dict[str, Request]) -> list[Part]:
+        number = state.rounds() + 1
+        names = (f"r{number}-p{index}" for index in range(1, len(keyed) + 1))
+        staged = []
+
+        def paths():
+            for name in names:
+                staged.append(name)
+                yield self.folder / f"{name}.requests.jsonl"
+
+        written = write_parts(self.inner, list(keyed.items()), paths(),
+                              max_requests=self.settings.max_requests,
+                              max_bytes=self.settings.max_bytes)  # fmt: skip
+        parts = [Part(name=name, round=number, count=w.count, sha256=w.sha256)
+                 for name, w in zip(staged, written, strict=True)]  # fmt: skip
+        state.parts.extend(parts)
+        self.save(state)
+        return parts
+
+    def drive(self, state: BatchState, part: Part, keyed: dict[str, Request]) -> Merged:
+        requests_path = part.requests_path(self.folder)
+        if requests_path.exists() and not any(k in keyed for k in read_custom_ids(requests_path)):
+            # Every request of it was answered another way (online, another run): not waited for.
+            part.merged = True
+            self.save(state)
+            if part.batch_id and not part.finished:
+                click.echo(f"batch {part.batch_id} is no longer needed: every request of it is "
+                           f"answered; `gavel batch cancel {self.out}` stops it", err=True)  # fmt: skip
+            return Merged(AsyncRunSummary(model=self.model.name))
+        client = self.client
+        if part.file_id is None:
+            tried, part.uploading = part.uploading, True
+            self.save(state)
+            part.file_id = client.upload(part.requests_path(self.folder),
+                                         f"gavel-{part.sha256[:16]}-{part.name}.jsonl", tried)  # fmt: skip
+            part.uploading = False
+            self.save(state)
+        if part.batch_id is None:
+            found = client.find_batch(part.file_id) if part.creating else None
+            if found is None:
+                part.creating = True  # a rerun after a lost reply looks for it first
+                self.save(state)
+                found = client.create(part.file_id, {"gavel_part": part.name,
+                                                     "gavel_sha256": part.sha256[:16]})  # fmt: skip
+                click.echo(f"created batch {found.id}: {part.count} requests "
+                           f"(round {part.round}); recorded in {self.folder}", err=True)  # fmt: skip
+            else:
+                click.echo(f"found batch {found.id} created by an earlier run", err=True)
+            part.batch_id, part.creating = found.id, False
+            self.save(state)
+        if not part.finished:
+            self._wait(state, part)
+        if not part.downloaded:
+            for file_id, path in ((part.output_file_id, part.output_path(self.folder)),
+                                  (part.error_file_id, part.errors_path(self.folder))):  # fmt: skip
+                if file_id:
+                    atomic_write_bytes(path, client.download(file_id))
+            part.downloaded = True
+            self.save(state)
+        return self.merge_part(state, part, keyed)
+
+    def _wait(self, state: BatchState, part: Part) -> None:
+        def record(batch: Any) -> None:
+            part.status = batch.status
+            self.save(state)
+
+        try:
+            batch = wait(lambda: self.client.retrieve(part.batch_id), f"batch {part.batch_id}",
+                         part.count, self.settings.poll, self.progress, record)  # fmt: skip
+        except KeyboardInterrupt:
+            raise BatchInterrupted(
+                f"interrupted: batch {part.batch_id} goes on on the server (recorded in "
+                f"{self.folder}); rerun the same command to collect its answers, or stop it "
+                f"with `gavel batch cancel {self.out}`"
+            ) from None
+        part.status, part.finished = batch.status, True
+        part.output_file_id = batch.output_file_id
+        part.error_file_id = batch.error_file_id
+        errors = getattr(getattr(batch, "errors", None), "data", None) or []
+        part.errors = [
+            f"line {e.line}: {e.code}: {e.message}" if e.line else f"{e.code}: {e.message}"
+            for e in errors
+        ][:20]
+        self.save(state)
+
+    def merge_part(self, state: BatchState, part: Part, keyed: dict[str, Request]) -> Merged:
+        requests_path = part.requests_path(self.folder)
+        ids = read_custom_ids(requests_path) if requests_path.exists() else list(keyed)
+        mine = {key: keyed[key] for key in ids if key in keyed}
+        missing = {
+            "completed": f"batch {part.batch_id} returned no result for this request",
+            "expired": f"batch {part.batch_id} expired before answering this request",
+            "cancelled": f"batch {part.batch_id} was cancelled before answering this request",
+            "failed": f"batch {part.batch_id} failed: {'; '.join(part.errors) or 'no reason given'}",
+        }.get(part.status or "", f"batch {part.batch_id} ended {part.status}")
+        outcomes = read_outcomes(part.output_path(self.folder), part.errors_path(self.folder))
+        merged = merge(self.model, mine, outcomes, read_sizes(sizes_path(requests_path)),
+                       self.out, cache=self.cache, missing=missing, final=False)  # fmt: skip
+        self.summary.add(merged.summary)
+        self.summary.prompt_tokens += merged.refused_usage.get("prompt_tokens", 0)
+        self.summary.completion_tokens += merged.refused_usage.get("completion_tokens", 0)
+        self.summary.stale += merged.stale
+        part.merged, part.answered, part.failed = True, merged.summary.answered, len(merged.again)
+        self.save(state)
+        kinds = Counter(classify(error).kind for error in merged.again.values())
+        said = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+        click.echo(f"batch {part.batch_id} {part.status}: {merged.summary.answered} answered, "
+                   f"{len(merged.again)} to ask again" + (f" ({said})" if said else ""),
+                   err=True)  # fmt: skip
+        self.summary.batches += 1
+        return merged
+
+
+def _final_error(error: Exception) -> Exception:
+    """The failure written as the error line; a refused reply's tokens were counted already."""
+    if isinstance(error, InvalidAnswerError):
+        return InvalidAnswerError(str(error))
+    return error
+
+
+def run_batch(
+    model: Any,
+    requests: Iterable[Request],
+    out: str | Path,
+    *,
+    kind: str = "generate",
+    cache: AnswerCache | str | Path | None = None,
+    settings: BatchSettings = BatchSettings(),
+    progress: bool = True,
+    online: dict[str, Any] | None = None,
+    prices: Prices | None = None,
+) -> BatchRunSummary:
+    """Answer every request not answered in ``out`` through the server's Batch API (see the
+    module's text). ``online``: ``run_async`` options for the online fallback; ``prices``
+    (per 1,000 tokens: give the batch prices) adds the cost."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    run = _Run(model, out, kind, cache, settings, progress)
+    summary = run.summary
+    try:
+        summary.errors_retried = drop_errors(out)
+        unique = list({r.sample_id: r for r in requests}.values())
+        done = completed_ids(out)
+        summary.requested = len(unique)
+        summary.skipped = sum(r.sample_id in done for r in unique)
+        keyed = run.write_cached(run.keyed(unique))
+        state = run.state()
+        failures: dict[str, Exception] = {}
+        rounds = 0
+        unfinished = state.unfinished()
+        if unfinished:
+            rounds += 1
+            for part in unfinished:
+                failures |= run.drive(state, part, keyed).again
+        while True:
+            keyed = run.keyed(unique)
+            if (
+                not keyed
+                or rounds >= settings.rounds
+                or (settings.fallback == "online" and rounds >= 1)
+            ):
+                break
+            if rounds or state.parts:
+                summary.re_asked += len(keyed)
+            rounds += 1
+            for part in run.submit(state, keyed):
+                failures |= run.drive(state, part, keyed).again
+        summary.rounds = rounds
+        remaining = list(keyed.values())
+        if remaining and settings.fallback == "online":
+            click.echo(f"asking {len(remaining)} request(s) online that the batch did not "
+                       "answer", err=True)  # fmt: skip
+            summary.online = len(remaining)
+            summary.re_asked += len(remaining)
+            import asyncio
+
+            part = AsyncRunSummary(model=model.name)
+            asyncio.run(run_async(model, remaining, out, cache=run.cache, progress=progress,
+                                  retry_errors=False, summary=part, **(online or {})))  # fmt: skip
+            summary.add(part)
+        elif remaining:
+            reason = BatchRequestError(f"not answered in {rounds} batch round(s)")
+            run._write_with(remaining, {}, {r.sample_id: _final_error(failures.get(r.sample_id, reason))
+                                            for r in remaining})  # fmt: skip
+    finally:
+        summary.seconds = time.perf_counter() - started
+        summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
+        run.close()
+    return summary
+
+
+def write_requests_only(model: Any, requests: Iterable[Request], out: Path, target: Path,
+                        cache=None) -> int:  # fmt: skip
+    """Write the requests ``out`` still needs (not answered there, not in the cache) into one
+    requests file ``target`` for an offline ``vllm run-batch``; returns how many. The sent
+    image sizes are kept in the batch folder of ``out`` for :func:`merge_output`."""
+    run = _Run(model, Path(out), "generate", cache, BatchSettings(), False)
+    try:
+        drop_errors(run.out)
+        keyed = run.write_cached(run.keyed(list({r.sample_id: r for r in requests}.values())))
+        if not keyed:
+            return 0
+        sizes = run.folder / "offline.sent.json"
+        written = write_parts(run.inner, list(keyed.items()), [target],
+                              sizes_for=lambda _: sizes, max_requests=len(keyed) + 1,
+                              max_bytes=1 << 62)  # fmt: skip
+        return written[0].count
+    finally:
+        run.close()
+
+
+def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Path,
+                 cache=None) -> BatchRunSummary:  # fmt: skip
+    """Merge an output file of ``vllm run-batch`` (made from :func:`write_requests_only`'s
+    file) into ``out``: answers as lines and cache entries; requests it failed as error lines;
+    requests it does not mention are left for another run (counted as ``remaining``)."""
+    if not output.is_file():
+        raise GavelError(f"{output}: no such batch output file")
+    run = _Run(model, Path(out), "generate", cache, BatchSettings(), False)
+    summary = run.summary
+    started = time.perf_counter()
+    try:
+        summary.errors_retried = drop_errors(run.out)
+        unique = list({r.sample_id: r for r in requests}.values())
+        done = completed_ids(run.out)
+        summary.requested = len(unique)
+        summary.skipped = sum(r.sample_id in done for r in unique)
+        keyed = run.write_cached(run.keyed(unique))
+        outcomes = read_outcomes(output)
+        sizes = read_sizes(run.folder / "offline.sent.json")
+        unsized = [
+            (k, r) for k, r in keyed.items() if r.images and k in outcomes and k not in sizes
+        ]
+        sizes |= _sizes_of(run.inner, unsized)
+        merged = merge(model, keyed, outcomes, sizes, run.out, cache=run.cache,
+                       missing=None, final=True)  # fmt: skip
+        summary.add(merged.summary)
+        summary.stale = merged.stale
+        summary.remaining = sum(key not in outcomes for key in keyed)
+        summary.batches = summary.rounds = 1
+    finally:
+        summary.seconds = time.perf_counter() - started
+        run.close()
+    return summary
+
+
+def _sizes_of(inner: Any, keyed: list[tuple[str, Request]]) -> dict[str, tuple[int, int]]:
+    """Sent image sizes rebuilt from the requests (when the recorded ones are missing)."""
+    from gavel.batch.requests_file import lines
+
+    return {key: tuple(sent) for key, _, sent in lines(inner, keyed) if sent is not None}

@@ -1,0 +1,107 @@
+"""What a batch run has sent, recorded beside its output so a killed run resumes it.
+
+The folder is the output's name with ``.batch`` for its suffix (``pred.jsonl`` ->
+``pred.batch/``, a run folder's ``predictions.batch/`` and, for the judge,
+``results.judge.batch/``). ``state.json`` lists the parts (one part: one requests file, one
+uploaded file, one batch) and is rewritten atomically after every step that the server
+remembers (a file uploaded, a batch created, a batch finished, its output downloaded, its
+answers merged), so after a crash the file says either the step before or the step after.
+The steps between (an upload or a creation whose reply never came back) are found on the
+server again by :mod:`gavel.batch.client`, never repeated blindly.
+
+No key is ever written here: only the name of the variable that holds it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from gavel.errors import GavelError
+from gavel.io.files import atomic_write_bytes
+
+STATE_FILE = "state.json"
+#: Batch statuses after which nothing changes on the server.
+TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+class Part(msgspec.Struct, omit_defaults=True):
+    """One requests file and the batch that answers it."""
+
+    name: str
+    round: int
+    #: Requests in the file.
+    count: int
+    #: SHA-256 of the requests file (its uploaded name carries the first 16 digits).
+    sha256: str
+    #: Set just before the upload: a rerun then looks for the file before uploading again.
+    uploading: bool = False
+    file_id: str | None = None
+    #: Set just before the batch is created: a rerun then looks for it before creating one.
+    creating: bool = False
+    batch_id: str | None = None
+    status: str | None = None
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    #: The batch's own errors when it failed as a whole (an invalid input file).
+    errors: list[str] = msgspec.field(default_factory=list)
+    #: The batch reached a terminal status and its file ids above are recorded with it.
+    finished: bool = False
+    downloaded: bool = False
+    merged: bool = False
+    #: After the merge: answers taken, requests to ask again.
+    answered: int = 0
+    failed: int = 0
+
+    def requests_path(self, folder: Path) -> Path:
+        return folder / f"{self.name}.requests.jsonl"
+
+    def output_path(self, folder: Path) -> Path:
+        return folder / f"{self.name}.output.jsonl"
+
+    def errors_path(self, folder: Path) -> Path:
+        return folder / f"{self.name}.errors.jsonl"
+
+
+class BatchState(msgspec.Struct, omit_defaults=True):
+    """Every part of a batch run, and whom it was sent to."""
+
+    #: ``generate`` or ``judge``.
+    kind: str
+    model: str
+    base_url: str
+    api_key_env: str
+    output: str
+    endpoint: str = "/v1/chat/completions"
+    parts: list[Part] = msgspec.field(default_factory=list)
+    version: int = 1
+
+    def unfinished(self) -> list[Part]:
+        return [part for part in self.parts if not part.merged]
+
+    def rounds(self) -> int:
+        return max((part.round for part in self.parts), default=0)
+
+
+def batch_folder(out: Path) -> Path:
+    """Where the batch files of output ``out`` live: ``pred.jsonl`` -> ``pred.batch``."""
+    return out.with_suffix(".batch") if out.suffix else out.with_name(out.name + ".batch")
+
+
+def load_state(folder: Path) -> BatchState | None:
+    """The recorded state, or None when nothing was sent yet."""
+    path = folder / STATE_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return msgspec.json.decode(data, type=BatchState)
+    except msgspec.DecodeError as error:  # never guessed: it names batches that cost money
+        raise GavelError(f"{path}: not a gavel batch state file ({error})") from None
+
+
+def save_state(folder: Path, state: BatchState) -> None:
+    """Rewrite ``state.json`` atomically (a crash leaves the old one or the new one)."""
+    atomic_write_bytes(folder / STATE_FILE, msgspec.json.format(msgspec.json.encode(state)))

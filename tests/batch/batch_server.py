@@ -1,0 +1,343 @@
+"""A real OpenAI Files + Batches server on 127.0.0.1, for the batch tests.
+
+It implements what gavel's batch mode uses, over HTTP as the ``openai`` client speaks it:
+
+- ``POST /v1/files`` (multipart, purpose ``batch``), ``GET /v1/files``, ``GET /v1/files/ID``,
+  ``GET /v1/files/ID/content``;
+- ``POST /v1/batches``, ``GET /v1/batches`` (newest first), ``GET /v1/batches/ID``,
+  ``POST /v1/batches/ID/cancel``;
+- ``POST /v1/chat/completions`` (the online fallback), answered by the same :attr:`reply`.
+
+A batch is ``validating`` at first, then ``in_progress`` for :attr:`FakeBatchServer.duration`
+seconds (as it was when the batch was created), finishing its lines evenly over that time, then ``completed`` (or ``expired`` after
+:attr:`expire_after` seconds: the lines not finished by then go to the error file as
+``batch_expired``, as OpenAI does). :attr:`plan` decides per line (``custom_id``, body, how many
+batches carried that id before) what goes wrong: :class:`LineFault` in the error file, an HTTP
+status in the output file, or another reply text (an invalid one). :attr:`fail_input` makes a
+batch fail as a whole (OpenAI's input validation).
+
+:attr:`upload_delay` and :attr:`create_delay` hold the reply after the file or batch was made,
+so a client killed while waiting leaves the server with something it never heard of.
+Counters: :attr:`uploads`, :attr:`created`, :attr:`sent` (every custom_id, counted once per
+batch that carried it), :attr:`polls`, :attr:`online` (chat requests).
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass(frozen=True)
+class LineFault:
+    """What happens to one request line of a batch instead of a normal answer."""
+
+    #: An entry in the error file with this code (OpenAI's shape: response null).
+    error_code: str | None = None
+    #: A status other than 200 in the output file, with an error body.
+    status: int | None = None
+    message: str = "injected failure"
+    #: A 200 answer with this text instead of the normal reply (an invalid judge reply).
+    reply: str | None = None
+    #: ``choices[0].finish_reason`` of that answer.
+    finish_reason: str = "stop"
+    #: A 200 answer with this body instead of a completion (a broken reply).
+    body: Any = None
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def completion(body: dict[str, Any], text: str, finish_reason: str = "stop") -> dict[str, Any]:
+    """A chat completion of ``text``; usage: words of the prompt in, words of the reply out."""
+    prompt_tokens = len(prompt_of(body).split())
+    completion_tokens = len(text.split())
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "test"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128
+    daemon_threads = True
+    block_on_close = False
+
+
+class FakeBatchServer:
+    """Start with ``with FakeBatchServer() as server:``; ``server.url`` is the base URL."""
+
+    def __init__(self, *, duration: float = 0.3):
+        self.duration = duration
+        self.expire_after: float | None = None
+        self.fail_input: str | None = None
+        self.upload_delay = 0.0
+        self.create_delay = 0.0
+        #: Answer every upload with a 500 (a server that cannot take files right now).
+        self.refuse_uploads = False
+        #: The reply text for a request body; the default echoes the prompt.
+        self.reply: Callable[[dict[str, Any]], str] = lambda body: f"echo: {prompt_of(body)}"
+        #: (custom_id, body, batches that carried it before) -> a fault or None.
+        self.plan: Callable[[str, dict[str, Any], int], LineFault | None] | None = None
+        self.files: dict[str, dict[str, Any]] = {}
+        self.contents: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.uploads = 0
+        self.created = 0
+        self.sent: Counter[str] = Counter()
+        #: Request bodies of every created batch, by custom_id (the last one seen).
+        self.bodies: dict[str, dict[str, Any]] = {}
+        self.polls = 0
+        self.online = 0
+        self.online_bodies: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._httpd = _Server(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeBatchServer:
+        threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    # --- the batch's life -----------------------------------------------------------------
+
+    def _new_file(self, name: str, data: bytes, purpose: str) -> dict[str, Any]:
+        file_id = f"file-{len(self.contents) + 1}"
+        self.contents[file_id] = data
+        entry = {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                 "filename": name, "purpose": purpose, "status": "processed"}  # fmt: skip
+        self.files[file_id] = entry
+        return entry
+
+    def _create(self, payload: dict[str, Any]) -> dict[str, Any]:
+        lines = [json.loads(x) for x in self.contents[payload["input_file_id"]].splitlines()]
+        batch_id = f"batch_{len(self.batches) + 1}"
+        batch = {
+            "id": batch_id, "object": "batch", "endpoint": payload["endpoint"], "errors": None,
+            "input_file_id": payload["input_file_id"],
+            "completion_window": payload["completion_window"], "status": "validating",
+            "output_file_id": None, "error_file_id": None, "created_at": int(time.time()),
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "metadata": payload.get("metadata"),
+        }  # fmt: skip
+        plans = []
+        for line in lines:
+            before = self.sent[line["custom_id"]]
+            self.sent[line["custom_id"]] += 1
+            self.bodies[line["custom_id"]] = line["body"]
+            plans.append(self.plan(line["custom_id"], line["body"], before) if self.plan else None)
+        self.batches[batch_id] = batch
+        self.created += 1
+        batch["_started"] = time.monotonic()
+        batch["_duration"] = self.duration  # a later change applies to later batches
+        batch["_lines"] = lines
+        batch["_plans"] = plans
+        return batch
+
+    def _advance(self, batch: dict[str, Any]) -> None:
+        """Bring a batch's status up to now (called before it is shown)."""
+        if batch["status"] in ("completed", "failed", "expired", "cancelled"):
+            return
+        elapsed = time.monotonic() - batch["_started"]
+        total = len(batch["_lines"])
+        if self.fail_input is not None:
+            batch["errors"] = {"object": "list", "data": [
+                {"code": "invalid_request", "message": self.fail_input, "line": 1, "param": None}
+            ]}  # fmt: skip
+            batch["status"] = "failed"
+            return
+        duration = batch["_duration"]
+        done = min(total, int(total * elapsed / duration)) if duration else total
+        if batch["status"] == "cancelling":
+            self._finish(batch, batch.get("_done_at_cancel", done), "cancelled", "batch_cancelled")
+            return
+        if self.expire_after is not None and elapsed >= self.expire_after:
+            limit = int(total * self.expire_after / duration) if duration else total
+            self._finish(batch, min(limit, total), "expired", "batch_expired")
+            return
+        batch["status"] = "in_progress"
+        failed = sum(1 for p in batch["_plans"][:done] if p and p.error_code)
+        batch["request_counts"].update(completed=done - failed, failed=failed)
+        if done >= total and elapsed >= duration:
+            self._finish(batch, total, "completed", None)
+
+    def _finish(self, batch: dict[str, Any], done: int, status: str, rest_code: str | None):
+        output, errors = [], []
+        for index, (line, fault) in enumerate(zip(batch["_lines"], batch["_plans"], strict=True)):
+            entry = {"id": f"batch_req_{index}", "custom_id": line["custom_id"]}
+            if index >= done:
+                errors.append({**entry, "response": None, "error": {
+                    "code": rest_code, "message": f"This request was not run ({status})."}})  # fmt: skip
+            elif fault and fault.error_code:
+                errors.append({**entry, "response": None,
+                               "error": {"code": fault.error_code, "message": fault.message}})  # fmt: skip
+            elif fault and fault.body is not None:
+                output.append({**entry, "error": None,
+                               "response": {"status_code": 200, "body": fault.body}})  # fmt: skip
+            elif fault and fault.status:
+                body = {"error": {"message": fault.message, "type": "invalid_request_error"}}
+                output.append({**entry, "error": None,
+                               "response": {"status_code": fault.status, "body": body}})  # fmt: skip
+            else:
+                text = (
+                    fault.reply if fault and fault.reply is not None else self.reply(line["body"])
+                )
+                reason = fault.finish_reason if fault else "stop"
+                output.append({**entry, "error": None, "response": {
+                    "status_code": 200, "request_id": f"req_{index}",
+                    "body": completion(line["body"], text, reason)}})  # fmt: skip
+        encode = lambda rows: b"".join(json.dumps(r).encode() + b"\n" for r in rows)  # noqa: E731
+        if output:
+            batch["output_file_id"] = self._new_file("out.jsonl", encode(output), "batch_output")[
+                "id"
+            ]
+        if errors:
+            batch["error_file_id"] = self._new_file("err.jsonl", encode(errors), "batch_output")[
+                "id"
+            ]
+        batch["request_counts"].update(completed=len(output), failed=len(errors))
+        batch["status"] = status
+
+    @staticmethod
+    def public(batch: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    # --- HTTP ---------------------------------------------------------------------------------
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: Any, raw: bytes | None = None) -> None:
+                data = raw if raw is not None else json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+            def _missing(self) -> None:
+                self._send(404, {"error": {"message": f"no such thing: {self.path}"}})
+
+            def do_GET(self) -> None:
+                path = urlsplit(self.path).path.removeprefix("/v1")
+                query = parse_qs(urlsplit(self.path).query)
+                with server._lock:
+                    if path == "/files":
+                        purpose = query.get("purpose", [None])[0]
+                        data = [f for f in server.files.values()
+                                if purpose is None or f["purpose"] == purpose]  # fmt: skip
+                        self._send(200, {"object": "list", "data": data, "has_more": False})
+                    elif path.startswith("/files/") and path.endswith("/content"):
+                        file_id = path.split("/")[2]
+                        if file_id not in server.contents:
+                            return self._missing()
+                        self._send(200, None, server.contents[file_id])
+                    elif path.startswith("/files/"):
+                        entry = server.files.get(path.split("/")[2])
+                        self._send(200, entry) if entry else self._missing()
+                    elif path == "/batches":
+                        for batch in server.batches.values():
+                            server._advance(batch)
+                        data = [server.public(b) for b in reversed(server.batches.values())]
+                        self._send(200, {"object": "list", "data": data, "has_more": False})
+                    elif path.startswith("/batches/"):
+                        batch = server.batches.get(path.split("/")[2])
+                        if batch is None:
+                            return self._missing()
+                        server.polls += 1
+                        server._advance(batch)
+                        self._send(200, server.public(batch))
+                    else:
+                        self._missing()
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                path = urlsplit(self.path).path.removeprefix("/v1")
+                if path == "/files" and server.refuse_uploads:
+                    self._send(500, {"error": {"message": "uploads are down"}})
+                elif path == "/files":
+                    parsed = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+                        b"Content-Type: "
+                        + self.headers["Content-Type"].encode()
+                        + b"\r\n\r\n"
+                        + raw
+                    )
+                    fields = {}
+                    for part in parsed.iter_parts():
+                        name = part.get_param("name", header="content-disposition")
+                        fields[name] = (part.get_filename(), part.get_payload(decode=True))
+                    with server._lock:
+                        server.uploads += 1
+                        entry = server._new_file(fields["file"][0], fields["file"][1],
+                                                 fields["purpose"][1].decode())  # fmt: skip
+                    time.sleep(server.upload_delay)
+                    self._send(200, entry)
+                elif path == "/batches":
+                    with server._lock:
+                        batch = server.public(server._create(json.loads(raw)))
+                    time.sleep(server.create_delay)
+                    self._send(200, batch)
+                elif path.startswith("/batches/") and path.endswith("/cancel"):
+                    with server._lock:
+                        batch = server.batches.get(path.split("/")[2])
+                        if batch is None:
+                            return self._missing()
+                        server._advance(batch)
+                        if batch["status"] in ("validating", "in_progress"):
+                            total = len(batch["_lines"])
+                            elapsed = time.monotonic() - batch["_started"]
+                            duration = batch["_duration"] or 1e-9
+                            batch["_done_at_cancel"] = min(total, int(total * elapsed / duration))
+                            batch["status"] = "cancelling"
+                        self._send(200, server.public(batch))
+                elif path == "/chat/completions":
+                    body = json.loads(raw)
+                    with server._lock:
+                        server.online += 1
+                        server.online_bodies.append(body)
+                    self._send(200, completion(body, server.reply(body)))
+                else:
+                    self._missing()
+
+        return Handler

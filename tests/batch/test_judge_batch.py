@@ -1,0 +1,190 @@
+"""The LLM judge in batch mode: the protocol's requests byte for byte, its reply checks (cut-off
+and copied replies refused, then asked again), and ``gavel score --judge-batch``."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from gavel.batch.runner import BatchSettings
+from gavel.examples import example_dir
+from gavel.judge.items import JUDGE_ERROR, OK, JudgeItem
+from gavel.judge.llm import LLMJudge
+from gavel.judge.protocol import SYSTEM_PROMPT, judge_messages
+from gavel.models.openai_compat import OpenAIChatModel
+
+
+def item(sample_id, column="Color", prediction="Hallucination: yes. It is blue.", truth="T"):
+    hallucinated = column != "No hall."
+    return JudgeItem(id=sample_id, column=column, hallucinated=hallucinated, verdict=True,
+                     prediction=prediction, ground_truth=truth if hallucinated else "")  # fmt: skip
+
+
+ITEMS = [
+    item("a", "Color", "Hallucination: yes. The suit is orange, not blue. S4", "Suit is orange."),
+    item("b", "No hall.", "Hallucination: no. The caption matches the image. S5"),
+    item("c", "Object", "Hallucination: yes. There is no dog. S2", "No dog."),
+]
+
+
+def scored_by_marker(body):
+    """The score named in the prediction ("S4" -> 4)."""
+    found = re.search(r"\bS([1-5])\b", body["messages"][-1]["content"])
+    return json.dumps({"score": int(found.group(1)), "reason": "as told"})
+
+
+def judge(server, tmp_path, name, batch=True, **options):
+    model = OpenAIChatModel("judge-model", base_urls=server.url, api_key_env="GAVEL_TEST_KEY")
+    settings = options.pop("settings", {})
+    made = LLMJudge(model, replies=tmp_path / f"{name}.judge.jsonl", progress=False, retries=0,
+                    **options)  # fmt: skip
+    if batch:
+        made.batch = BatchSettings(poll=0.05, **settings)
+    return made
+
+
+def as_json(body):
+    return json.dumps(body, sort_keys=True)
+
+
+def test_batch_requests_are_the_online_requests_and_score_alike(batch_server, tmp_path, api_key):
+    batch_server.reply = scored_by_marker
+    batched = judge(batch_server, tmp_path, "batch", cache=tmp_path / "cache.sqlite")
+    by_batch = batched.judge(ITEMS)
+    online = judge(batch_server, tmp_path, "online", batch=False).judge(ITEMS)
+    assert [(j.id, j.status, j.score, j.reason) for j in by_batch] == [
+        (j.id, j.status, j.score, j.reason) for j in online
+    ]
+    assert [j.score for j in by_batch] == [4, 5, 2]
+    assert batch_server.created == 1 and batch_server.online == len(ITEMS)
+    assert sorted(map(as_json, batch_server.bodies.values())) == sorted(
+        map(as_json, batch_server.online_bodies)
+    )
+    for given in ITEMS:  # and both are the protocol's messages, word for word
+        system, user = judge_messages(given.prediction, given.ground_truth, given.hallucinated)
+        assert {"messages": [system, user]}.items() <= next(
+            b for b in batch_server.bodies.values() if b["messages"][1] == user
+        ).items()
+        assert system["content"] == SYSTEM_PROMPT
+    usage = batched.usage()
+    assert (usage["answered"], usage["errors"], usage["sent"]) == (3, 0, 3)
+
+    # Judged again (a rerun of score): the replies file answers, nothing is sent.
+    again = judge(batch_server, tmp_path, "batch", cache=tmp_path / "cache.sqlite").judge(ITEMS)
+    assert [j.score for j in again] == [4, 5, 2] and batch_server.created == 1
+
+
+def test_cut_off_replies_are_refused_and_asked_in_the_next_round(
+    batch_server, batch_fake, tmp_path, api_key
+):
+    batch_server.reply = scored_by_marker
+    cut = '{ "score": 1'
+
+    def plan(custom_id, body, before):
+        if not before and "S4" in body["messages"][-1]["content"]:
+            return batch_fake.LineFault(reply=cut, finish_reason="length")
+        return None
+
+    batch_server.plan = plan
+    made = judge(batch_server, tmp_path, "batch")
+    judged = made.judge(ITEMS)
+    assert [(j.status, j.score) for j in judged] == [(OK, 4), (OK, 5), (OK, 2)]
+    assert batch_server.created == 2 and sorted(batch_server.sent.values()) == [1, 1, 2]
+    # The refused reply was paid for: its tokens are counted with the rest.
+    valid = sum(len(scored_by_marker(b).split()) for b in batch_server.bodies.values())
+    assert made.usage()["completion_tokens"] == valid + len(cut.split())
+
+
+def test_a_judge_that_only_copies_the_prompt_ends_in_judge_errors(
+    batch_server, batch_fake, tmp_path, api_key
+):
+    batch_server.reply = lambda body: '{ "score": 1-5, "reason": "one short sentence" }'
+    made = judge(batch_server, tmp_path, "batch", settings={"rounds": 2})
+    judged = made.judge(ITEMS)
+    assert {j.status for j in judged} == {JUDGE_ERROR}
+    assert all("no valid score in the batch reply" in j.detail for j in judged)
+    assert batch_server.created == 2 and set(batch_server.sent.values()) == {2}
+    assert made.usage()["refused"] == len(ITEMS)
+
+
+def test_score_with_judge_batch_writes_results_and_batch_status_lists_it(
+    gavel, batch_server, tmp_path, api_key
+):
+    batch_server.reply = lambda body: '{"score": 4, "reason": "checked"}'
+    photos = example_dir("photos")
+    run = tmp_path / "run"
+    done = gavel("score", "--data", photos / "gavel.jsonl",
+                 "--predictions", photos / "predictions" / "gemini.jsonl",
+                 "--out", run / "results.json", "--bootstrap", "0",
+                 "--judge", "openai:judge-model", "--judge-base-url", batch_server.url,
+                 "--judge-api-key-env", "GAVEL_TEST_KEY", "--judge-cache", tmp_path / "c.sqlite",
+                 "--judge-batch", "--judge-batch-poll", "0.05")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads((run / "results.json").read_text())
+    asked = len(batch_server.sent)
+    assert asked > 0 and batch_server.created == 1 and batch_server.online == 0
+    assert result["metrics"]["explanation"]["judge"]["usage"]["answered"] == asked
+    status = gavel("batch", "status", run)
+    assert status.returncode == 0, status.stderr
+    assert "results.judge.batch (judge, judge-model" in status.stdout
+    assert f"batch batch_1 completed; merged: {asked} answered, 0 to ask again" in status.stdout
+
+
+def test_judge_batch_flags_are_checked_before_any_work(gavel, tmp_path):
+    photos = example_dir("photos")
+    common = ["score", "--data", photos / "gavel.jsonl", "--predictions",
+              photos / "predictions" / "gemini.jsonl"]  # fmt: skip
+    no_out = gavel(*common, "--judge", "openai:j", "--judge-batch")
+    assert no_out.returncode == 2 and "--judge-batch needs --out" in no_out.stderr
+    offline = gavel(*common, "--out", tmp_path / "r.json", "--judge", "offline", "--judge-batch")
+    assert offline.returncode == 2 and "needs an LLM judge" in offline.stderr
+    alone = gavel(*common, "--judge-batch-poll", "1")
+    assert alone.returncode == 2 and "--judge-batch-poll: only with --judge-batch" in alone.stderr
+    run = gavel("run", "--data", photos / "gavel.jsonl", "--model", "scene",
+                "--out", tmp_path / "run", "--judge-batch")  # fmt: skip
+    assert run.returncode == 2 and "needs an LLM judge" in run.stderr
+    assert not (tmp_path / "run" / "predictions.jsonl").exists()  # before the model was asked
+
+
+def test_run_sends_the_model_and_the_judge_as_batches(gavel, batch_server, batch_fake, tmp_path):
+    def reply(body):
+        if body["messages"][0]["role"] == "system":  # the judge's protocol has a system message
+            return '{"score": 3, "reason": "fine"}'
+        return f"echo: {batch_fake.prompt_of(body)}"
+
+    batch_server.reply = reply
+    photos = example_dir("photos")
+    run = tmp_path / "run"
+    done = gavel("run", "--data", photos / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", batch_server.url, "--cache", tmp_path / "c.sqlite", "--no-progress",
+                 "--batch", "--batch-poll", "0.05", "--bootstrap", "0",
+                 "--judge", "openai:j", "--judge-base-url", batch_server.url,
+                 "--judge-cache", tmp_path / "c.sqlite", "--judge-batch",
+                 "--judge-batch-poll", "0.05", "--out", run)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    samples = len((photos / "gavel.jsonl").read_text().splitlines())
+    assert batch_server.created == 2 and batch_server.online == 0
+    assert len(batch_server.sent) == 2 * samples  # every sample once to the model, once judged
+    assert len((run / "predictions.jsonl").read_text().splitlines()) == samples
+    result = json.loads((run / "results.json").read_text())
+    assert result["metrics"]["explanation"]["judge"]["usage"]["answered"] == samples
+    status = gavel("batch", "status", run)
+    assert "predictions.batch (generate, m" in status.stdout
+    assert "results.judge.batch (judge, j" in status.stdout
+
+
+def test_a_judge_server_that_refuses_the_upload_stops_the_judge_not_the_scoring(
+    gavel, batch_server, tmp_path
+):
+    batch_server.refuse_uploads = True
+    photos = example_dir("photos")
+    run = tmp_path / "run"
+    done = gavel("score", "--data", photos / "gavel.jsonl",
+                 "--predictions", photos / "predictions" / "gemini.jsonl",
+                 "--out", run / "results.json", "--bootstrap", "0",
+                 "--judge", "openai:j", "--judge-base-url", batch_server.url,
+                 "--no-judge-cache", "--judge-batch", "--judge-batch-poll", "0.05")  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the judge did not finish" in done.stderr and "uploading" in done.stderr
+    result = json.loads((run / "results.json").read_text())  # every other metric is written
+    assert result["metrics"]["grounding"] and result["counts"]["judge_error"] > 0
