@@ -27,6 +27,7 @@ MODEL_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "--base-url": ("base_urls", ("openai",)),
     "--api-key-env": ("api_key_env", ("openai",)),
     "--timeout": ("timeout", ("openai",)),
+    "--no-model-check": ("model_check", ("openai",)),
     "--max-tokens": ("max_tokens", ("openai", "hf")),
     "--temperature": ("temperature", ("openai", "hf")),
     "--device": ("device", ("hf",)),
@@ -137,6 +138,12 @@ def batching_settings(model, window: int) -> dict[str, object]:
     default=None,
     help="openai: seconds one attempt may take before it is retried [default: 300].",
 )
+@click.option(
+    "--no-model-check",
+    is_flag=True,
+    help="openai: do not ask the server (GET /models) whether it serves the model before the "
+    "run, for providers whose list omits it or refuses the call.",
+)
 @click.option("--temperature", type=FiniteFloat(min=0), default=None)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
@@ -241,7 +248,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              ray_address: str | None, workers: int | None, gpus_per_worker: float | None,
              cpus_per_worker: float | None, placement_timeout: float | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool,
-             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool) -> None:  # fmt: skip
+             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
+             no_model_check: bool = False) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
     Failed calls (429, 5xx, timeouts, malformed replies) are retried with backoff; a run that
@@ -266,9 +274,12 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     # Options only some models take go to them only when given.
     given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
     options |= {k: v for k, v in given if v is not None}
+    if no_model_check:
+        options["model_check"] = False
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
     refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
                                 "timeout": timeout, "max_tokens": max_tokens,
+                                "model_check": False if no_model_check else None,
                                 "temperature": temperature, "device": device, "dtype": dtype,
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip

@@ -32,6 +32,7 @@ SCORE_OPTIONS = (
     "no_judge_cache",
     "judge_price",
     "judge_timeout",
+    "no_judge_model_check",
 )
 
 
