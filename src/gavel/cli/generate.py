@@ -283,7 +283,12 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
                                 "temperature": temperature, "device": device, "dtype": dtype,
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip
-    model = load_model(spec, **options)
+    if executor == "ray":  # the replicas load the model; the driver only describes it
+        from gavel.runner.ray_executor import driver_model
+
+        model = driver_model(spec, options, gpus_per_worker)
+    else:
+        model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
     bench_options = Options(
@@ -305,11 +310,10 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
     if executor == "ray":
-        from gavel.runner.async_runner import drop_errors
         from gavel.runner.ray_executor import run_ray
 
-        drop_errors(out)  # as the local executor: failed samples are asked again
-        summary = run_ray(spec, options, prepared.requests, out, workers=workers,
+        # retry_errors: as the local executor, failed samples are asked again.
+        summary = run_ray(spec, options, prepared.requests, out, workers=workers, retry_errors=True,
                           ray_address=ray_address, total=prepared.total, progress=not no_progress,
                           batch_size=window or RAY_REQUESTS_PER_TASK,
                           gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
