@@ -372,6 +372,9 @@ def test_the_advice_speaks_of_the_judges_flags_when_it_is_the_judge(server):
     assert "'reasoning_effort'" in said and "--judge-extra-body" in said
     assert "--judge openai:NAME" in model.advice(400, "The model `vlm` does not exist.")
     assert "ends in /v1" in model.advice(404, "Not Found")
+    # Words that name no field still point at the fields beyond the standard ones.
+    unnamed = model.advice(400, "JSON schema error at #: unsupported $ref")
+    assert "the options sent (reasoning_effort, sent because of --judge-extra-body)" in unnamed
 
 
 def test_only_standard_fields_are_sent_by_default(server):

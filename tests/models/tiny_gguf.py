@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 #: Text model sizes (the projector's output is the text model's embedding).
-EMBED, LAYERS, HEADS, FFN, CONTEXT = 64, 2, 4, 128, 8192
+EMBED, LAYERS, HEADS, FFN, CONTEXT = 64, 2, 4, 128, 16384
 #: Vision tower sizes: 32 x 32 images in 8 x 8 patches, 16 patches (and a class token).
 V_EMBED, V_LAYERS, V_HEADS, V_FFN, IMAGE, PATCH = 32, 2, 2, 48, 32, 8
 #: A ChatML template (strings only: llama-server passes multimodal content with its markers).

@@ -393,9 +393,12 @@ class OpenAIChatModel:
                 f"No such route at {self.endpoint}: check {flags['base_url']} (it usually "
                 f"ends in /v1, as http://host:8000/v1){listed}"
             )
+        extra = ""
+        if self.extra_body:  # the server's words name no field, but these are not standard
+            extra = f" ({', '.join(self.extra_body)}, sent because of {flags['extra_body']})"
         return (
             f"Check {flags['model']} (the name as GET /v1/models lists it), "
-            f"{flags['base_url']} and the options sent{listed}"
+            f"{flags['base_url']} and the options sent{extra}{listed}"
         )
 
     # --- request building --------------------------------------------------------------------
