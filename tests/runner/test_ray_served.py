@@ -63,7 +63,12 @@ def test_a_model_the_server_does_not_serve_stops_before_any_request(
 def test_alike_refusals_stop_with_the_local_message_and_a_rerun_asks_the_rest(
     cluster, server, fake, tmp_path, api_key
 ):
-    server.plan = lambda body, number: fake.Fault(status=404, message=UNKNOWN)
+    answered = {"prompt 0", "prompt 1"}  # the first two are answered, every other refused
+
+    def plan(body, number):
+        return None if fake.prompt_text(body) in answered else fake.Fault(404, message=UNKNOWN)
+
+    server.plan = plan
     local = tmp_path / "local.jsonl"
     model = OpenAIChatModel("m", base_urls=[server.url], api_key_env="GAVEL_TEST_KEY")
     with pytest.raises(RunAborted) as stopped_here:
@@ -73,8 +78,8 @@ def test_alike_refusals_stop_with_the_local_message_and_a_rerun_asks_the_rest(
     server.hits = 0
 
     out = tmp_path / "pred.jsonl"
-    # Batches of 2: the third refusal in a row is in the second batch, so only the driver,
-    # counting over the lines as written, sees three.
+    # Batches of 2: the three refusals in a row span two batches, so only the driver, counting
+    # over the lines as written, sees three.
     with pytest.raises(RunStopped) as stopped:
         run_ray("openai:m", options(server), requests(10), out, workers=1, batch_size=2,
                 retry_errors=True, progress=False)  # fmt: skip
@@ -82,10 +87,11 @@ def test_alike_refusals_stop_with_the_local_message_and_a_rerun_asks_the_rest(
     assert message.startswith(f"stopped: {expected} Everything written is kept in {out}")
     assert UNKNOWN.rstrip(".") in message and "--model openai:NAME" in message
     written = lines(out)
-    # Batches are written whole: the two with the three refusals; the one in flight is not.
-    assert [line["id"] for line in written] == ["s0", "s1", "s2", "s3"]
-    assert all(line["error_kind"] == "http_status" for line in written)
-    assert all(f"HTTP 404: {UNKNOWN}" in line["error"] for line in written)
+    # Batches are written whole: the one with the third refusal too; the one in flight is not.
+    assert [line["id"] for line in written] == ["s0", "s1", "s2", "s3", "s4", "s5"]
+    assert [line.get("response") is not None for line in written] == [True] * 2 + [False] * 4
+    for line in written[2:]:
+        assert line["error_kind"] == "http_status" and f"HTTP 404: {UNKNOWN}" in line["error"]
     assert server.hits < 10
 
     server.plan = None  # fixed: the rerun asks the refused samples and the rest, once each
@@ -95,7 +101,7 @@ def test_alike_refusals_stop_with_the_local_message_and_a_rerun_asks_the_rest(
     again = lines(out)
     assert sorted(line["id"] for line in again) == sorted(f"s{i}" for i in range(10))
     assert all(line.get("error") is None for line in again)
-    assert server.hits == summary.answered == 10
+    assert server.hits == summary.answered == 8  # the two answered first were not asked again
 
 
 def test_an_endpoint_where_nothing_listens_stops_at_once(cluster, tmp_path, api_key):
