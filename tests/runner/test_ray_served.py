@@ -104,6 +104,25 @@ def test_alike_refusals_stop_with_the_local_message_and_a_rerun_asks_the_rest(
     assert server.hits == summary.answered == 8  # the two answered first were not asked again
 
 
+def test_a_server_that_listed_another_model_stops_the_run_at_its_first_refusal(
+    cluster, server, fake, tmp_path, api_key
+):
+    # llama.cpp's list: one model, answered under any name, so the list alone stops nothing;
+    # each replica remembers it, and a refusal that may be about the name stops at once.
+    server.served = [{"id": "tiny.gguf", "object": "model", "owned_by": "llamacpp"}]
+    server.plan = lambda body, number: fake.Fault(400, message="model 'm' not found")
+    out = tmp_path / "pred.jsonl"
+    with pytest.raises(RunStopped) as stopped:
+        run_ray("openai:m", options(server), requests(6), out, workers=1, batch_size=3,
+                progress=False)  # fmt: skip
+    message = str(stopped.value)
+    assert "refused the first request, alike: HTTP 400: model 'm' not found" in message
+    assert "the server lists: tiny.gguf" in message
+    assert len(lines(out)) == 1
+    # Each batch sent stops at its first refusal: the first one, and the one in flight at most.
+    assert server.hits <= 2
+
+
 def test_an_endpoint_where_nothing_listens_stops_at_once(cluster, tmp_path, api_key):
     import socket
 
