@@ -264,6 +264,18 @@ def test_a_judge_model_the_server_does_not_serve_fails_at_once(gavel, server, tm
     assert server.hits == 0
 
 
+def test_no_judge_model_check_judges_with_a_list_that_omits_the_judge(
+    gavel, server, tmp_path, api_key
+):
+    server.served = [{"id": "gpt-judge", "object": "model", "owned_by": "provider"}]
+    server.reply = by_marker
+    done = score_with_judge(gavel, server, tmp_path, "--no-judge-model-check")
+    assert done.returncode == 0, done.stderr
+    assert server.models_asked == 0 and server.hits > 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["counts"]["judge_error"] == 0
+
+
 def test_a_judge_refusing_every_request_stops_with_the_servers_words(
     gavel, server, fake, tmp_path, api_key
 ):

@@ -306,6 +306,46 @@ def test_served_names_pass_and_a_missing_route_is_no_error(server):
     assert server.models_asked == 4  # asked once per model
 
 
+UNSETTLING_REPLIES = {
+    "405": fake.Fault(status=405, payload={"detail": "Method Not Allowed"}),
+    "401": fake.Fault(status=401, payload={"error": {"message": "listing needs another scope"}}),
+    "no data": fake.Fault(payload={"models": [{"id": "vlm"}]}),
+    "a bare list": fake.Fault(payload=[{"id": "other"}]),
+    "unnamed entries": fake.Fault(payload={"data": [{"id": "other"}, {"name": "vlm"}]}),
+    "an empty list": fake.Fault(payload={"object": "list", "data": []}),
+    "not JSON": fake.Fault(payload=b"<html>models are listed in the console</html>"),
+}
+
+
+@pytest.mark.parametrize("reply", list(UNSETTLING_REPLIES), ids=list(UNSETTLING_REPLIES))
+def test_a_models_reply_that_cannot_settle_the_name_warns_once_and_the_run_goes_on(
+    server, tmp_path, caplog, reply
+):
+    from gavel.runner.async_runner import run_sync
+
+    server.models_fault = UNSETTLING_REPLIES[reply]
+    requests = [Request(f"s{i}", "gavel", f"p{i}") for i in range(4)]
+    with caplog.at_level(logging.WARNING, logger="gavel.models.openai_compat"):
+        summary = run_sync(chat(server), requests, tmp_path / "pred.jsonl", concurrency=2,
+                           progress=False)  # fmt: skip
+    assert (summary.answered, summary.errors) == (4, 0) and server.hits == 4
+    warned = [r.getMessage() for r in caplog.records if "GET " in r.getMessage()]
+    assert len(warned) == 1 and server.models_asked == 1
+    assert f"GET {server.url}/models cannot tell whether 'vlm' is served" in warned[0]
+    assert "--no-model-check skips asking" in warned[0] and KEY not in warned[0]
+
+
+def test_the_model_check_can_be_switched_off(server):
+    server.served = [{"id": "other", "owned_by": "vllm"}]  # a list that omits the model
+    with pytest.raises(ConfigError, match="does not serve the model 'vlm'"):
+        preflight(chat(server))
+    model = chat(server, model_check=False)
+    preflight(model)
+    assert server.models_asked == 1 and model.listed is None  # the second model never asked
+    assert from_spec("vlm", base_url=server.url, model_check=False).model_check is False
+    assert "model_check" not in model.settings()  # it changes no answer, nor the cache key
+
+
 @pytest.mark.parametrize(
     "entry",
     [
@@ -332,6 +372,9 @@ def test_the_advice_speaks_of_the_judges_flags_when_it_is_the_judge(server):
     assert "'reasoning_effort'" in said and "--judge-extra-body" in said
     assert "--judge openai:NAME" in model.advice(400, "The model `vlm` does not exist.")
     assert "ends in /v1" in model.advice(404, "Not Found")
+    # Words that name no field still point at the fields beyond the standard ones.
+    unnamed = model.advice(400, "JSON schema error at #: unsupported $ref")
+    assert "the options sent (reasoning_effort, sent because of --judge-extra-body)" in unnamed
 
 
 def test_only_standard_fields_are_sent_by_default(server):

@@ -140,6 +140,9 @@ class FakeOpenAIServer:
         self.served: list[dict[str, Any]] | None = None
         #: How often ``GET /v1/models`` was asked.
         self.models_asked = 0
+        #: Answer ``GET /v1/models`` with this instead (an error status, a body of another
+        #: shape), as providers whose list is missing or odd do.
+        self.models_fault: Fault | None = None
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
@@ -216,6 +219,13 @@ class FakeOpenAIServer:
             def do_GET(self) -> None:
                 with server._lock:
                     server.models_asked += self.path.endswith("/models")
+                fault = server.models_fault
+                if fault is not None and self.path.endswith("/models"):
+                    if isinstance(fault.payload, bytes):
+                        self._send_raw(fault.status or 200, fault.payload, fault.headers)
+                    else:
+                        self._send(fault.status or 200, fault.payload, fault.headers)
+                    return
                 if not self.path.endswith("/models") or server.served is None:
                     self._send(404, {"detail": "Not Found"})
                     return

@@ -155,3 +155,30 @@ def test_a_run_in_which_most_requests_failed_warns(gavel, tmp_path, server, fake
                  "--no-progress", "--concurrency", "1", "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "warning: 3 of 4 requests sent failed" in done.stderr
+
+
+def test_no_model_check_skips_a_list_that_omits_the_model(gavel, tmp_path, server, api_key):
+    """A provider whose GET /models omits a name it serves: the check stops the run, the
+    switch lets it go (and gavel run takes the switch too)."""
+    assert gavel("synth", "--n", "3", "--out", tmp_path / "set").returncode == 0
+    server.served = [{"id": "some-other-model", "owned_by": "provider"}]
+    command = ["--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+               "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+               "--no-progress"]  # fmt: skip
+    checked = gavel("generate", *command, "--out", tmp_path / "a.jsonl")
+    assert checked.returncode == 2 and "does not serve the model 'm'" in checked.stderr
+    assert server.hits == 0 and server.models_asked == 1
+    done = gavel("generate", *command, "--no-model-check", "--out", tmp_path / "b.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 3
+    assert server.hits == 3 and server.models_asked == 1  # not asked again
+    run = gavel("run", *command, "--no-model-check", "--out", tmp_path / "run")
+    assert run.returncode == 0, run.stderr
+    assert server.models_asked == 1 and (tmp_path / "run" / "results.json").exists()
+
+
+def test_no_model_check_applies_to_served_models_only(gavel, tmp_path):
+    done = gavel("generate", "--data", tmp_path / "x.jsonl", "--model", "scene",
+                 "--no-model-check", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.returncode == 2
+    assert "--no-model-check applies to openai: models only" in done.stderr

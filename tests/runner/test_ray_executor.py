@@ -172,8 +172,8 @@ def test_a_replica_of_a_batching_model_answers_in_its_batches_in_input_order(tmp
     data = tiny_dataset(tmp_path / "data", 7)
     requests = list(requests_of_tiny(data))
     spec, options = f"hf:{model}", {"device": "cpu", "dtype": "float32", "max_new_tokens": 8}
-    batched = ModelReplica(spec, {**options, "batch_size": 3}).answer_batch(requests)
-    single = ModelReplica(spec, {**options, "batch_size": 1}).answer_batch(requests)
+    batched = ModelReplica(spec, {**options, "batch_size": 3}).answer_batch(requests).lines
+    single = ModelReplica(spec, {**options, "batch_size": 1}).answer_batch(requests).lines
     assert [sample_id for sample_id, _, _ in batched] == [r.sample_id for r in requests]
 
     def said(lines):

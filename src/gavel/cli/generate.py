@@ -37,6 +37,7 @@ MODEL_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "--base-url": ("base_urls", ("openai",)),
     "--api-key-env": ("api_key_env", ("openai",)),
     "--timeout": ("timeout", ("openai",)),
+    "--no-model-check": ("model_check", ("openai",)),
     "--max-tokens": ("max_tokens", ("openai", "hf")),
     "--temperature": ("temperature", ("openai", "hf")),
     "--device": ("device", ("hf",)),
@@ -147,6 +148,12 @@ def batching_settings(model, window: int) -> dict[str, object]:
     default=None,
     help="openai: seconds one attempt may take before it is retried [default: 300].",
 )
+@click.option(
+    "--no-model-check",
+    is_flag=True,
+    help="openai: do not ask the server (GET /models) whether it serves the model before the "
+    "run, for providers whose list omits it or refuses the call.",
+)
 @click.option("--temperature", type=FiniteFloat(min=0), default=None)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
@@ -255,6 +262,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              cpus_per_worker: float | None, placement_timeout: float | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None,
              frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
+             no_model_check: bool = False,
              limit: int | None = None, sample_ids: tuple[str, ...] = (), shuffle: bool = False,
              seed: int = 0, **benchmark_options) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
@@ -281,15 +289,23 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     # Options only some models take go to them only when given.
     given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
     options |= {k: v for k, v in given if v is not None}
+    if no_model_check:
+        options["model_check"] = False
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
     refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
                                 "timeout": timeout, "max_tokens": max_tokens,
+                                "model_check": False if no_model_check else None,
                                 "temperature": temperature, "device": device, "dtype": dtype,
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip
     data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
     batch_api = take_generate_flags(benchmark_options, spec, executor, options)
-    model = load_model(spec, **options)
+    if executor == "ray":  # the replicas load the model; the driver only describes it
+        from gavel.runner.ray_executor import driver_model
+
+        model = driver_model(spec, options, gpus_per_worker)
+    else:
+        model = load_model(spec, **options)
     batching = callable(getattr(model, "answer_batch", None))
     window = batch_window(model, executor) if batching else None
     bench = get_benchmark(benchmark)
@@ -326,11 +342,10 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         summary = batch_api.run(model, prepared, out, cache_path, no_cache, not no_progress,
                                 concurrency)  # fmt: skip
     elif executor == "ray":
-        from gavel.runner.async_runner import drop_errors
         from gavel.runner.ray_executor import run_ray
 
-        drop_errors(out)  # as the local executor: failed samples are asked again
-        summary = run_ray(spec, options, prepared.requests, out, workers=workers,
+        # retry_errors: as the local executor, failed samples are asked again.
+        summary = run_ray(spec, options, prepared.requests, out, workers=workers, retry_errors=True,
                           ray_address=ray_address, total=prepared.total, progress=not no_progress,
                           batch_size=window or RAY_REQUESTS_PER_TASK,
                           gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,

@@ -33,6 +33,7 @@ SCORE_OPTIONS = (
     "judge_price",
     "judge_timeout",
     *JUDGE_BATCH_PARAMS,
+    "no_judge_model_check",
 )
 
 

@@ -142,6 +142,12 @@ def judge_options(command):
             help="Judge prices in USD per million input and output tokens, e.g. 1.25,10: the "
             "ledger and manifest then record the cost.",
         ),
+        click.option(
+            "--no-judge-model-check",
+            is_flag=True,
+            help="Do not ask the judge's server (GET /models) whether it serves the judge "
+            "model before judging, for providers whose list omits it or refuses the call.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -152,7 +158,8 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
                judge_api_key_env: str | None, judge_concurrency: int, judge_max_tokens: int,
                judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
                judge_cache: Path | None, no_judge_cache: bool, judge_price: str | None = None,
-               judge_timeout: float | None = None, progress: bool = True):  # fmt: skip
+               judge_timeout: float | None = None, no_judge_model_check: bool = False,
+               progress: bool = True):  # fmt: skip
     """The judge the flags describe; an LLM judge's replies go beside ``out``."""
     from gavel.cli.generate import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
@@ -170,7 +177,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
         concurrency=judge_concurrency, max_tokens=judge_max_tokens,
         temperature=judge_temperature, extra_body=extra, invalid_retries=judge_retries,
         cache=cache, replies=judge_replies_path(out) if out is not None else None,
-        progress=progress, timeout=judge_timeout,
+        progress=progress, timeout=judge_timeout, model_check=not no_judge_model_check,
     )  # fmt: skip
     judge = load_judge(judge_spec, options)
     if price is not None and hasattr(judge, "prices"):

@@ -24,6 +24,7 @@ JUDGE_FLAGS = {
     "max_tokens": "--judge-max-tokens",
     "temperature": "--judge-temperature",
     "extra_body": "--judge-extra-body",
+    "model_check": "--no-judge-model-check",
 }
 
 
@@ -52,6 +53,8 @@ class JudgeOptions:
     progress: bool = True
     #: Seconds one request may take (None: the adapter's default).
     timeout: float | None = None
+    #: Whether the server's ``GET /models`` is asked for the judge's name before judging.
+    model_check: bool = True
 
 
 def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
@@ -77,6 +80,7 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
         temperature=options.temperature,
         extra_body=options.extra_body or None,
         timeout=options.timeout,
+        model_check=options.model_check,
     )
     if options.max_tokens == 0:  # 0 on the command line: send no token limit at all
         model.max_tokens = None  # type: ignore[attr-defined]

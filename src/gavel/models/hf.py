@@ -484,6 +484,13 @@ def from_spec(argument: str, **options: Any) -> HFModel:
     Options left as ``None`` keep their defaults, so a command line can pass every flag;
     ``max_tokens`` is accepted as another name for ``max_new_tokens``.
     """
+    return HFModel(argument, **hf_options(options))
+
+
+def hf_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :class:`HFModel` that ``options`` (a command line's, every
+    flag passed, None for not given) make; unknown and foreign ones refused."""
+    options = dict(options)
     if "max_tokens" in options:
         value = options.pop("max_tokens")
         if options.get("max_new_tokens") is None:
@@ -496,5 +503,4 @@ def from_spec(argument: str, **options: Any) -> HFModel:
         raise ConfigError(
             f"unknown option(s) for hf: {', '.join(unknown)}; known: {', '.join(SPEC_OPTIONS)}"
         )
-    given = {name: value for name, value in options.items() if value is not None}
-    return HFModel(argument, **given)
+    return {name: value for name, value in options.items() if value is not None}

@@ -25,7 +25,11 @@ Before a run, :meth:`OpenAIChatModel.preflight` asks ``GET /models`` (a few seco
 a server without the route is not asked again) and stops at once, listing what the server
 serves, when the model is not among them. llama.cpp's server and ``transformers serve`` answer
 names they do not list (the one model they hold, a model loaded on demand), so for them the
-list is only remembered: the first refusal then stops the run, with the list.
+list is only remembered: the first refusal then stops the run, with the list. A reply that
+cannot settle the question (an error status such as 404 or 405, a body of another shape, entries
+without names) never stops a run: it is one warning, and the run goes on unchecked.
+``model_check=False`` (``--no-model-check``) skips the question, for providers whose list is
+known to be wrong.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ GENERATE_FLAGS = {
     "max_tokens": "--max-tokens",
     "temperature": "--temperature",
     "extra_body": "the extra_body option",
+    "model_check": "--no-model-check",
 }
 
 
@@ -107,6 +112,7 @@ class OpenAIChatModel:
         box_format: str | None = "pixel",
         extra_body: dict[str, Any] | None = None,
         image_format: str = "auto",
+        model_check: bool = True,
     ):
         if not model:
             raise ConfigError("openai needs a model name: openai:MODEL (as the server names it)")
@@ -158,6 +164,9 @@ class OpenAIChatModel:
         self.flags = dict(GENERATE_FLAGS)
         #: What ``GET /models`` listed when the model was not among it (else None).
         self.listed: list[str] | None = None
+        #: Whether :meth:`preflight` asks ``GET /models`` at all (not part of the settings:
+        #: it changes no answer).
+        self.model_check = model_check
         self._checked = False
 
     def __repr__(self) -> str:  # the default would be harmless, but be explicit: no key
@@ -300,7 +309,7 @@ class OpenAIChatModel:
         """Ask each server which models it serves; raise :class:`ConfigError` naming them when
         this model is not among them. Anything else (no such route, a slow or failing server,
         a reply of another shape) is left to the run itself, which reports it."""
-        if self._checked:
+        if self._checked or not self.model_check:
             return
         self._checked = True
         for index, url in enumerate(self.base_urls):
@@ -322,16 +331,44 @@ class OpenAIChatModel:
             )
 
     async def _served(self, index: int) -> list[dict[str, Any]] | None:
+        """The entries ``GET /models`` lists, or None when its reply cannot say whether the
+        model is served (then the run goes on unchecked)."""
+        from gavel.runner.failures import classify
+
+        url = self.base_urls[index]
         client = self._client(index).with_options(timeout=PREFLIGHT_TIMEOUT)
         try:
             reply = await client.get("/models", cast_to=object)
+        except json.JSONDecodeError:
+            self._unchecked(url, "its reply is not JSON")
+            return None
         except Exception as error:  # no such route (404, 405), auth, down: not ours to judge
-            log.debug("GET %s/models: %s", self.base_urls[index], self.redact(str(error)))
+            failure = classify(error)
+            if failure.status is not None:  # the server answered, but not with a list
+                self._unchecked(url, self.redact(failure.cause))
+            else:  # no answer at all: the run's first request says why, better than we could
+                log.debug("GET %s/models: %s", url, self.redact(str(error)))
             return None
         data = reply.get("data") if isinstance(reply, dict) else None
-        if not isinstance(data, list):
+        if isinstance(data, list) and not data:
+            self._unchecked(url, "it lists no models")
             return None
-        return [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str)]
+        if not isinstance(data, list):
+            self._unchecked(url, f"its reply has no list of models: {str(reply)[:200]!r}")
+            return None
+        entries = [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str)]
+        if len(entries) < len(data):  # some entries unnamed: the model may be one of them
+            unnamed = len(data) - len(entries)
+            self._unchecked(url, f"{unnamed} of its {len(data)} entries have no id")
+            return None
+        return entries
+
+    def _unchecked(self, url: str, why: str) -> None:
+        """Say once per server that the model name goes unchecked, and why."""
+        log.warning(
+            "GET %s/models cannot tell whether %r is served (%s); going on without checking "
+            "the name (%s skips asking)", url, self.model, why, self.flags["model_check"],
+        )  # fmt: skip
 
     def refusals_to_stop(self, status: int | None) -> int:
         """Requests refused alike before the run stops: one when the model is not listed and
@@ -378,9 +415,12 @@ class OpenAIChatModel:
                 f"No such route at {self.endpoint}: check {flags['base_url']} (it usually "
                 f"ends in /v1, as http://host:8000/v1){listed}"
             )
+        extra = ""
+        if self.extra_body:  # the server's words name no field, but these are not standard
+            extra = f" ({', '.join(self.extra_body)}, sent because of {flags['extra_body']})"
         return (
             f"Check {flags['model']} (the name as GET /v1/models lists it), "
-            f"{flags['base_url']} and the options sent{listed}"
+            f"{flags['base_url']} and the options sent{extra}{listed}"
         )
 
     # --- request building --------------------------------------------------------------------
@@ -547,7 +587,7 @@ class _LoopThread:
 #: Options ``from_spec`` accepts (the constructor's keyword arguments).
 SPEC_OPTIONS = (
     "base_urls", "api_key_env", "max_tokens", "temperature", "max_image_side", "frames",
-    "fps", "max_frames", "timeout", "box_format", "extra_body", "image_format",
+    "fps", "max_frames", "timeout", "box_format", "extra_body", "image_format", "model_check",
 )  # fmt: skip
 
 

@@ -67,6 +67,7 @@ from gavel.runner.failures import (
     INVALID_ANSWER,
     NO_SERVER,
     Failure,
+    Refusal,
     classify,
 )
 from gavel.runner.local import RunSummary, completed_ids, repair_tail
@@ -355,6 +356,8 @@ class _Runner:
         #: The deterministic refusal the latest failed requests got, and how many in a row.
         self.refusal: tuple[int | None, str | None] | None = None
         self.refusals = 0
+        #: The latest failed request's refusal, when it was a deterministic one (else None).
+        self.last_refusal: Refusal | None = None
         #: Why the run must stop now (a refusal every sample gets, the server gone), for the user.
         self.stop_message: str | None = None
         self.outage_limit = OUTAGE_LIMIT
@@ -461,6 +464,7 @@ class _Runner:
 
     def _note_refusal(self, failure: Failure, message: str) -> None:
         """Count requests in a row refused alike; past :data:`SAME_REFUSALS` the run stops."""
+        self.last_refusal = None
         if not failure.deterministic:
             self.refusals = 0
             return
@@ -469,17 +473,16 @@ class _Runner:
         self.refusal = key
         limit = getattr(self.model, "refusals_to_stop", None)
         limit = limit(failure.status) if callable(limit) else SAME_REFUSALS
-        if self.refusals < limit or self.stop_message is not None:
-            return
         advice = getattr(self.model, "advice", None)
         hint = advice(failure.status, failure.server) if callable(advice) else (
             "check the model name, the API key and the base URL"
         )  # fmt: skip
         said = (failure.server or message).rstrip(". ")
-        what = "the first request" if self.refusals == 1 else f"{self.refusals} requests in a row"
-        self.stop_message = (
-            f"{self._endpoint()} refused {what}, alike: HTTP {failure.status}: {said}. {hint}."
-        )
+        self.last_refusal = Refusal(failure.status, failure.server, limit, self._endpoint(),
+                                    said, hint)  # fmt: skip
+        if self.refusals < limit or self.stop_message is not None:
+            return
+        self.stop_message = self.last_refusal.stop_message(self.refusals)
 
     def _show(self, failure: Failure, sample_id: str, message: str) -> None:
         """Print a failure on the console the first time its cause is seen (the file has every

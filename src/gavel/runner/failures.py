@@ -98,6 +98,37 @@ class Failure:
         return self.kind == HTTP_STATUS and self.status in DETERMINISTIC_STATUS
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A request refused with a deterministic client error, as a run counts it: requests in a
+    row refused alike (same status, same words) stop the run once there are ``limit`` of them.
+    Built where the request was asked (the runner, or a Ray replica) and picklable, so a
+    driver that only sees the lines counts them as the runner does."""
+
+    status: int | None
+    #: The server's words (with ``status``, what makes two refusals alike).
+    server: str | None
+    #: Alike refusals in a row that stop the run (the model's ``refusals_to_stop``).
+    limit: int
+    #: The servers asked (for the message).
+    endpoint: str
+    #: The server's words as the message quotes them (the error message when it sent none).
+    said: str
+    #: What to check (the model's ``advice``).
+    hint: str
+
+    @property
+    def key(self) -> tuple[int | None, str | None]:
+        return self.status, self.server
+
+    def stop_message(self, count: int) -> str:
+        """Why the run stops after ``count`` alike refusals in a row, and what to check."""
+        what = "the first request" if count == 1 else f"{count} requests in a row"
+        return (
+            f"{self.endpoint} refused {what}, alike: HTTP {self.status}: {self.said}. {self.hint}."
+        )
+
+
 def chain(error: BaseException) -> list[BaseException]:
     """``error`` and every exception it was raised from or during, outermost first."""
     found: list[BaseException] = []

@@ -28,11 +28,22 @@ Each actor asks for ``cpus_per_worker`` CPUs and ``gpus_per_worker`` GPUs (fract
 run either gets every replica's resources or fails with a message saying what was asked and
 what the cluster has; it never waits forever for resources that are not there
 (:mod:`gavel.runner.ray_resources`). An ``hf:`` replica runs on the GPU Ray assigned it, and
-on the CPU when it was given none.
+on the CPU when it was given none; the driver never loads the weights (:func:`driver_model`).
+
+A served model (``openai:``) is asked as the in-process async runner asks it: each replica runs
+the model's ``preflight`` (``GET /models``) once before the first batch, then asks request after
+request through :mod:`gavel.runner.async_runner`'s retries, backoff, outage wait and error
+classification, so the error lines carry the server's words and ``error_kind``. The driver
+counts alike deterministic refusals (:class:`gavel.runner.failures.Refusal`) over the lines in
+the order it writes them: after :data:`gavel.runner.async_runner.SAME_REFUSALS` in a row (one
+when the server's list lacked the model) the run stops with :class:`RunStopped` and the same
+message as the in-process runner, the lines written kept and the batches in flight not written.
+A replica also stops asking within a batch once its own requests reach that count.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
@@ -45,7 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import ConfigError, GavelError
-from gavel.models.base import Request
+from gavel.models.base import Model, Request
+from gavel.runner.failures import Refusal
 from gavel.runner.local import RunSummary, _progress, completed_ids
 from gavel.runner.ray_resources import (
     PLACEMENT_TIMEOUT_S,
@@ -100,6 +112,43 @@ class RaySummary(RunSummary):
         )
 
 
+class RunStopped(GavelError):
+    """The run cannot go on (requests refused alike, a server gone or not there); the message
+    says why and what to check. ``summary`` says what was done; all of it is on disk."""
+
+    def __init__(self, message: str, summary: RaySummary):
+        super().__init__(message)
+        self.summary = summary
+
+
+@dataclass
+class Answered:
+    """What a replica sends back for one batch."""
+
+    #: ``(id, JSON line without its newline, failed)`` per request asked, in the order given.
+    lines: list[tuple[str, bytes, bool]]
+    #: Per line, the deterministic refusal it was (None: an answer or another failure).
+    refusals: list[Refusal | None]
+    #: Why the replica stopped before the end of the batch (the run must stop), else None.
+    stop: str | None = None
+
+
+def driver_model(
+    spec: str, model_options: Mapping[str, Any], gpus_per_worker: float | None = None
+) -> Model:
+    """The model as the driver needs it (names, box convention, frames, batch size, for the
+    prompts and the manifest). An ``hf:`` model is described from its options and config,
+    never loaded (:mod:`gavel.models.hf_plan`): only the replicas load its weights."""
+    if spec.startswith("hf:"):
+        from gavel.models.hf_plan import plan_from_spec
+
+        device = "cuda" if gpus_per_worker else "cpu"
+        return plan_from_spec(spec[3:], replica_device=device, **model_options)  # type: ignore[return-value]
+    from gavel.models.registry import load_model
+
+    return load_model(spec, **model_options)
+
+
 class ModelReplica:
     """One Ray actor's model: built once from the spec, then asked batch after batch."""
 
@@ -116,6 +165,25 @@ class ModelReplica:
     def name(self) -> str:
         return self.model.name
 
+    def preflight(self) -> str | None:
+        """Run the model's check before the first request (a served model asks which models
+        its server serves); the message of the :class:`GavelError` it raised, else None."""
+        check = getattr(self.model, "preflight", None)
+        if check is None:
+            return None
+
+        async def once() -> None:
+            try:
+                await check()
+            finally:
+                await self.model.aclose()
+
+        try:
+            asyncio.run(once())
+        except GavelError as error:
+            return str(error)
+        return None
+
     def placement(self) -> dict[str, Any]:
         """Where this replica runs and what it was given, as Ray sees it from inside."""
         import ray
@@ -129,24 +197,59 @@ class ModelReplica:
             "batch_size": getattr(self.model, "batch_size", None),
         }
 
-    def answer_batch(self, requests: list[Request]) -> list[tuple[str, bytes, bool]]:
-        """``(id, JSON line without its newline, failed)`` per request, in the order given. A
-        call that raises gives a line with ``error``, exactly as in the in-process runner. A
-        model that batches (``hf:``) answers in its own batches, as the batched runner asks."""
+    def answer_batch(self, requests: list[Request]) -> Answered:
+        """One line per request, in the order given. A call that raises gives a line with
+        ``error``, exactly as in the in-process runner. A model that batches (``hf:``) answers
+        in its own batches, as the batched runner asks; a served one as the async runner asks
+        (:func:`_answer_served`)."""
         import msgspec
 
         from gavel.runner.batched import answer_requests
         from gavel.runner.local import _ask
 
+        if callable(getattr(self.model, "answer_async", None)):
+            return asyncio.run(_answer_served(self.model, requests))
         encoder = msgspec.json.Encoder()
         if callable(getattr(self.model, "answer_batch", None)):
             predictions = answer_requests(self.model, requests)
         else:
             predictions = [_ask(self.model, request) for request in requests]
-        return [
+        lines = [
             (request.sample_id, encoder.encode(prediction), prediction.error is not None)
             for request, prediction in zip(requests, predictions, strict=True)
         ]
+        return Answered(lines, [None] * len(lines))
+
+
+async def _answer_served(model: Model, requests: list[Request]) -> Answered:
+    """Ask one request after another with the async runner's attempts (retries, backoff,
+    the wait for a server gone away, the server's words in the error); stop at the first
+    reason the runner has to stop the run. A fresh count per batch, so a replica never
+    stops on refusals the driver, which sees every replica's lines, does not count. (A
+    function, not a method: a class with a coroutine method is an async actor to Ray.)"""
+    import msgspec
+
+    from gavel.runner import async_runner
+
+    encoder = msgspec.json.Encoder()
+    runner = async_runner._Runner(model, None, async_runner.RetryPolicy(), None, None,
+                                  async_runner.AsyncRunSummary(model=model.name))  # fmt: skip
+    answered = Answered([], [])
+    try:
+        for request in requests:
+            runner.last_refusal = None
+            prediction = await runner.ask(request)
+            failed = prediction.error is not None
+            answered.lines.append((request.sample_id, encoder.encode(prediction), failed))
+            answered.refusals.append(runner.last_refusal if failed else None)
+            if runner.stop_message:
+                answered.stop = runner.stop_message
+                break
+    except async_runner._BudgetExceeded as stop:  # unreachable, or gone for too long
+        answered.stop = str(stop)
+    finally:
+        await model.aclose()
+    return answered
 
 
 def _import_ray():
@@ -172,6 +275,7 @@ def run_ray(
     cpus_per_worker: float | None = None,
     gpus_per_worker: float | None = None,
     placement_timeout: float = PLACEMENT_TIMEOUT_S,
+    retry_errors: bool = False,
 ) -> RaySummary:
     """Answer every request not already in ``out`` with ``workers`` Ray actors; returns what
     was done.
@@ -188,7 +292,10 @@ def run_ray(
     as many actors as the cluster's nodes hold. When the cluster cannot hold the actors, the
     run fails with :class:`GavelError` at once on a local cluster, and after
     ``placement_timeout`` seconds (for an autoscaler to add nodes) on a joined one. Nothing is
-    started, not even Ray, when every request is already answered.
+    started, not even Ray, when every request is already answered. ``retry_errors`` removes
+    the error lines of an earlier run first, so their ids are asked again (as the in-process
+    async runner does); by default they count as done. Raises :class:`RunStopped` when the
+    replicas' requests are refused alike or the server cannot be reached.
     """
     if batch_size < 1:
         raise ConfigError("batch_size must be at least 1")
@@ -203,8 +310,14 @@ def run_ray(
     _check_device(spec, model_options or {}, wanted)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if retry_errors:
+        from gavel.runner.async_runner import drop_errors
+
+        drop_errors(out)
     done = completed_ids(out)
     summary = RaySummary()
+    refusals = _RefusalCount()
+    stopped: str | None = None
     started = time.perf_counter()
     pool: _Pool | None = None
     bar = _progress(total, progress)
@@ -225,10 +338,14 @@ def run_ray(
                     window = BATCHES_PER_WORKER * len(pool.actors)
                 unwritten.append(pool.submit(batch))
                 summary.batches += 1
-                while len(unwritten) >= window:
-                    _write(pool, unwritten.popleft(), handle, done, summary, bar, task)
-            while unwritten:
-                _write(pool, unwritten.popleft(), handle, done, summary, bar, task)  # type: ignore[arg-type]
+                while len(unwritten) >= window and stopped is None:
+                    stopped = _write(pool, unwritten.popleft(), handle, done, summary, bar,
+                                     task, refusals)  # fmt: skip
+                if stopped is not None:
+                    break  # the batches in flight are not written: a rerun asks them
+            while unwritten and stopped is None:
+                stopped = _write(pool, unwritten.popleft(), handle, done, summary, bar, task,  # type: ignore[arg-type]
+                                 refusals)  # fmt: skip
     finally:
         handle.flush()
         os.fsync(handle.fileno())
@@ -236,6 +353,13 @@ def run_ray(
         if pool is not None:
             pool.close()
         summary.seconds = time.perf_counter() - started
+    if stopped is not None:
+        kept = ""
+        if summary.answered or summary.skipped:
+            again = ("failed samples are asked again, answered ones are not" if retry_errors
+                     else "answered samples are not asked again")  # fmt: skip
+            kept = f" Everything written is kept in {out}; rerun the same command to continue ({again})."
+        raise RunStopped(f"stopped: {stopped}{kept} {summary.describe()}", summary)
     return summary
 
 
@@ -279,16 +403,40 @@ def _batches(
         yield batch
 
 
-def _write(pool, submitted, handle, done: set[str], summary: RaySummary, bar, task) -> None:
+def _write(pool, submitted, handle, done: set[str], summary: RaySummary, bar, task,
+           refusals: _RefusalCount) -> str | None:  # fmt: skip
     """Wait for one batch (the oldest unwritten one) and append its lines, each flushed
-    before it is counted."""
-    for sample_id, line, failed in pool.result(submitted):
+    before it is counted; returns why the run must stop now (else None). A batch is written
+    whole (its answers were paid for) even when one of its lines completes a stop."""
+    answered: Answered = pool.result(submitted)
+    stop = None
+    for (sample_id, line, failed), refusal in zip(answered.lines, answered.refusals, strict=True):
         handle.write(line + b"\n")
         handle.flush()
         done.add(sample_id)
         summary.answered += 1
         summary.errors += failed
         bar.advance(task)
+        stop = stop or refusals.see(refusal)
+    return stop or answered.stop
+
+
+class _RefusalCount:
+    """Alike refusals in a row over the lines as written, as the async runner counts them."""
+
+    def __init__(self) -> None:
+        self.key: tuple[int | None, str | None] | None = None
+        self.count = 0
+
+    def see(self, refusal: Refusal | None) -> str | None:
+        """Count one line (``refusal``: None for an answer or another failure); the stop
+        message once the refusals in a row reach the refusal's limit."""
+        if refusal is None:
+            self.count = 0
+            return None
+        self.count = self.count + 1 if refusal.key == self.key else 1
+        self.key = refusal.key
+        return refusal.stop_message(self.count) if self.count >= refusal.limit else None
 
 
 class _Pool:
@@ -339,10 +487,16 @@ class _Pool:
             try:
                 names = ray.get([actor.name.remote() for actor in self.actors])
                 self.placements = ray.get([actor.placement.remote() for actor in self.actors])
+                # Each replica checks its own server list (what it keeps of it decides how
+                # soon a refusal stops the run), as the in-process runner does before a run.
+                refused = ray.get([actor.preflight.remote() for actor in self.actors])
             except ray.exceptions.RayError as error:
                 raise GavelError(
                     f"the Ray workers could not build the model {spec!r}: {_cause(error)}"
                 ) from None
+            for message in refused:
+                if message is not None:
+                    raise ConfigError(message)
             self.model_name = names[0]
         except BaseException:
             self.close()
@@ -354,7 +508,7 @@ class _Pool:
         self.load[index] += 1
         return index, self.actors[index].answer_batch.remote(batch)
 
-    def result(self, submitted: tuple[int, Any]) -> list[tuple[str, bytes, bool]]:
+    def result(self, submitted: tuple[int, Any]) -> Answered:
         index, ref = submitted
         try:
             return self.ray.get(ref)
