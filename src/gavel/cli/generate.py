@@ -11,6 +11,7 @@ import msgspec
 
 from gavel.benchmarks.registry import Benchmark, Options, benchmark_names, get_benchmark
 from gavel.cli.options import FiniteFloat
+from gavel.cli.rate_options import model_rate_options, rate_limit_options
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
@@ -234,6 +235,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="With --fps: at most M frames per video, evenly thinned [default: 32].",
 )
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@rate_limit_options()
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
@@ -241,7 +243,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              ray_address: str | None, workers: int | None, gpus_per_worker: float | None,
              cpus_per_worker: float | None, placement_timeout: float | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None, template_name: str | None, thinking: bool,
-             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool) -> None:  # fmt: skip
+             frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
+             rpm: float | None, tpm: float | None) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
     Failed calls (429, 5xx, timeouts, malformed replies) are retried with backoff; a run that
@@ -267,6 +270,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
     options |= {k: v for k, v in given if v is not None}
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
+    options |= model_rate_options(spec, rpm, tpm)
     refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
                                 "timeout": timeout, "max_tokens": max_tokens,
                                 "temperature": temperature, "device": device, "dtype": dtype,
@@ -293,6 +297,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     )
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
+    if rpm or tpm:
+        manifest.settings["rate_limits"] = {"rpm": rpm, "tpm": tpm}
     if executor == "ray":
         from gavel.runner.async_runner import drop_errors
         from gavel.runner.ray_executor import run_ray

@@ -32,6 +32,8 @@ SCORE_OPTIONS = (
     "no_judge_cache",
     "judge_price",
     "judge_timeout",
+    "judge_rpm",
+    "judge_tpm",
 )
 
 

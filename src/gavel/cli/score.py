@@ -11,6 +11,7 @@ import msgspec
 
 from gavel.benchmarks.registry import Options, benchmark_names, get_benchmark
 from gavel.cli.options import FiniteFloat
+from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import append_line, write_together
 from gavel.io.run_files import (
@@ -145,7 +146,8 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
                judge_api_key_env: str | None, judge_concurrency: int, judge_max_tokens: int,
                judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
                judge_cache: Path | None, no_judge_cache: bool, judge_price: str | None = None,
-               judge_timeout: float | None = None, progress: bool = True):  # fmt: skip
+               judge_timeout: float | None = None, progress: bool = True,
+               judge_rpm: float | None = None, judge_tpm: float | None = None):  # fmt: skip
     """The judge the flags describe; an LLM judge's replies go beside ``out``."""
     from gavel.cli.generate import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
@@ -163,7 +165,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
         concurrency=judge_concurrency, max_tokens=judge_max_tokens,
         temperature=judge_temperature, extra_body=extra, invalid_retries=judge_retries,
         cache=cache, replies=judge_replies_path(out) if out is not None else None,
-        progress=progress, timeout=judge_timeout,
+        progress=progress, timeout=judge_timeout, rpm=judge_rpm, tpm=judge_tpm,
     )  # fmt: skip
     judge = load_judge(judge_spec, options)
     if price is not None and hasattr(judge, "prices"):
@@ -313,6 +315,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @judge_options
+@rate_limit_options(judge=True)
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, box_format: str | None, match: str, dvb_mode: str,
           thinking: bool, empty_groups: str, answer_rule: str, style: str, name: str | None, resamples: int,

@@ -52,6 +52,9 @@ class JudgeOptions:
     progress: bool = True
     #: Seconds one request may take (None: the adapter's default).
     timeout: float | None = None
+    #: Requests and tokens per minute the judge's endpoint allows (None: no budget).
+    rpm: float | None = None
+    tpm: float | None = None
 
 
 def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
@@ -77,6 +80,8 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
         temperature=options.temperature,
         extra_body=options.extra_body or None,
         timeout=options.timeout,
+        rpm=options.rpm,
+        tpm=options.tpm,
     )
     if options.max_tokens == 0:  # 0 on the command line: send no token limit at all
         model.max_tokens = None  # type: ignore[attr-defined]

@@ -37,6 +37,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,6 +52,7 @@ from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
 from gavel.parsing.conventions import qwen_smart_resize
+from gavel.runner.gate import RateControl
 from gavel.runner.retry import InvalidResponseError
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,8 @@ class OpenAIChatModel:
         box_format: str | None = "pixel",
         extra_body: dict[str, Any] | None = None,
         image_format: str = "auto",
+        rpm: float | None = None,
+        tpm: float | None = None,
     ):
         if not model:
             raise ConfigError("openai needs a model name: openai:MODEL (as the server names it)")
@@ -151,6 +155,8 @@ class OpenAIChatModel:
         self.notes: list[str] = []
         self.__key = self._read_key()
         self._busy = [0] * len(urls)
+        #: Each server's rate budgets and adaptive in-flight limit (``gavel.runner.gate``).
+        self.rate_control = RateControl(urls, rpm=rpm, tpm=tpm)
         self._next = 0
         self._clients: dict[asyncio.AbstractEventLoop, list[Any]] = {}
         self._bridge: _LoopThread | None = None
@@ -247,7 +253,8 @@ class OpenAIChatModel:
             # part through its type hints and builds a model of the reply, about 1 ms of CPU per
             # request, a third of the runner's whole cost at 64 requests in flight. Auth,
             # base URL, timeout, connection pool and typed errors are the client's as usual.
-            completion = await client.post("/chat/completions", body=body, cast_to=object)
+            post = partial(client.post, "/chat/completions", body=body, cast_to=object)
+            completion = await self.rate_control.gates[index].send(body, post)
         except json.JSONDecodeError as error:
             raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
         finally:
@@ -525,7 +532,7 @@ class _LoopThread:
 #: Options ``from_spec`` accepts (the constructor's keyword arguments).
 SPEC_OPTIONS = (
     "base_urls", "api_key_env", "max_tokens", "temperature", "max_image_side", "frames",
-    "fps", "max_frames", "timeout", "box_format", "extra_body", "image_format",
+    "fps", "max_frames", "timeout", "box_format", "extra_body", "image_format", "rpm", "tpm",
 )  # fmt: skip
 
 
