@@ -53,7 +53,7 @@ def test_clean_replies_grow_it_by_one_per_round_then_slowly_past_the_last_429():
     assert 4 * 16 <= replies <= 4 * 17  # four times slower beyond 16
 
 
-def test_a_429_at_the_same_level_makes_probing_rarer_and_a_higher_one_resets_it():
+def test_a_429_at_the_same_level_makes_probing_rarer_and_another_level_resets_it():
     limit = AdaptiveLimit(32)
     limit.refused(limit.epoch)  # at 32
     assert limit.slowdown == 4

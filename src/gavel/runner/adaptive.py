@@ -12,7 +12,7 @@ at ``--concurrency`` (the ceiling, never exceeded) and:
   came, and :data:`PROBE_SLOWDOWN` times slower beyond it, so a limit that was found is probed
   gently instead of hit again and again. Each 429 that comes again at (or below) the level of
   the last one doubles that slowdown (up to :data:`MAX_SLOWDOWN`): the limit is where it was,
-  so it is probed less and less often; a 429 higher up (the limit rose) resets it.
+  so it is probed less and less often; a 429 at another level (the limit moved) resets it.
 
 This is pure bookkeeping (no clock, no asyncio): :mod:`gavel.runner.gate` applies it.
 """
@@ -76,7 +76,7 @@ class AdaptiveLimit:
         self.refusals += 1
         if epoch != self.epoch:
             return False
-        same_level = self.loss is not None and self.value < self.loss + 1
+        same_level = self.loss is not None and abs(self.value - self.loss) < 1
         self.slowdown = min(self.slowdown * 2, MAX_SLOWDOWN) if same_level else self.base_slowdown
         self.loss = self.value
         self.value = max(1.0, self.value * self.decrease)
