@@ -27,7 +27,7 @@ from typing import Any
 
 from gavel.errors import ConfigError
 from gavel.runner.adaptive import AdaptiveLimit
-from gavel.runner.rate_limit import TokenBucket, TokenMeter
+from gavel.runner.rate_limit import BURST_SECONDS, TokenBucket, TokenMeter
 from gavel.runner.retry import retry_after, status_of
 
 #: The in-flight ceiling until a run sets it (the runner's default concurrency).
@@ -42,7 +42,8 @@ class EndpointGate:
     def __init__(self, url: str, *, rpm: float | None = None, tpm: float | None = None,
                  ceiling: int = DEFAULT_CEILING):  # fmt: skip
         self.url = url
-        self.requests = TokenBucket(rpm, burst=1.0) if rpm else None
+        # The requests bucket holds at least one request (a late one is made up for).
+        self.requests = TokenBucket(rpm, burst=max(1.0, rpm / 60 * BURST_SECONDS)) if rpm else None
         self.tokens = TokenBucket(tpm) if tpm else None
         self.meter = TokenMeter()
         self.limit = AdaptiveLimit(ceiling)
@@ -68,8 +69,7 @@ class EndpointGate:
     async def send(self, body: Mapping[str, Any], post: Callable[[], Awaitable[Any]]) -> Any:
         """``await post()`` once the endpoint may take ``body``; its reply or its error."""
         self._bind()
-        estimate, charged = self.meter.charge(body) if self.tokens else (0.0, 0.0)
-        epoch = await self._admit(charged)
+        epoch, estimate, charged = await self._admit(body)
         try:
             reply = await post()
         except BaseException as error:
@@ -87,7 +87,10 @@ class EndpointGate:
                 self._changed.set()
         return reply
 
-    async def _admit(self, charged: float) -> int:
+    async def _admit(self, body: Mapping[str, Any]) -> tuple[int, float, float]:
+        """Wait for the request's turn; (the epoch it is sent in, its prompt estimate, the
+        tokens charged). The charge is worked out when the turn comes, from what the replies
+        before it taught the meter."""
         async with self._turn:  # first come, first served
             while (wait := self._wait()) != 0.0:
                 self._changed.clear()
@@ -96,9 +99,11 @@ class EndpointGate:
             self.in_flight += 1
             if self.requests is not None:
                 self.requests.take(1)
+            estimate = charged = 0.0
             if self.tokens is not None:
+                estimate, charged = self.meter.charge(body)
                 self.tokens.take(charged)
-            return self.limit.epoch
+            return self.limit.epoch, estimate, charged
 
     def _wait(self) -> float | None:
         """Seconds until a request may go (None: until a request in flight ends)."""

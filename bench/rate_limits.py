@@ -1,0 +1,123 @@
+"""Rate limits: how close gavel runs to a server's limit, and how often it is refused.
+
+A loopback server (tests/runner/openai_server.py) enforces a sliding-window limit on requests
+or tokens with 429 + Retry-After. For each case, side by side in one run, this prints the rate
+the server accepted divided by the rate it allows (after its first window, in which a sliding
+window lets a whole window's worth through at once, until its last acceptance) and the share
+of gavel's requests it refused, from the server's own counters. Windows are seconds where a
+provider's are a minute, so that the run is short.
+
+    python bench/rate_limits.py [--requests 600] [--window 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import openai  # noqa: F401  (imported before timing: its import is not the runner's cost)
+
+from gavel.models.base import Request
+from gavel.models.openai_compat import OpenAIChatModel
+from gavel.runner.async_runner import run_async
+
+SERVER = Path(__file__).resolve().parents[1] / "tests" / "runner" / "openai_server.py"
+
+
+def load_server_module():
+    spec = importlib.util.spec_from_file_location("openai_server", SERVER)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    latency: float
+    concurrency: int
+    #: Requests or tokens per second the server allows (the other is None).
+    requests_per_s: float | None = None
+    tokens_per_s: float | None = None
+    #: What gavel is told (per minute), if anything.
+    rpm: float | None = None
+    tpm: float | None = None
+    words: int = 2
+
+
+CASES = [
+    Case("hidden RPM, told nothing", 0.1, 8, requests_per_s=60),
+    Case("same, told --rpm 3600", 0.1, 16, requests_per_s=60, rpm=3600),
+    Case("hidden RPM, fast replies", 0.02, 8, requests_per_s=60),
+    Case("hidden TPM, told nothing", 0.1, 8, tokens_per_s=1200, words=17),
+    Case("same, told --tpm 72000", 0.1, 16, tokens_per_s=1200, tpm=72000, words=17),
+    Case("RPM and TPM, told both", 0.2, 32, requests_per_s=60, tokens_per_s=1200,
+         rpm=3600, tpm=72000, words=17),
+]  # fmt: skip
+
+
+def run_case(fake, case: Case, count: int, window: float, folder: Path) -> str:
+    with fake.FakeOpenAIServer(latency=case.latency, record=False) as server:
+        limit = server.limit = fake.SlidingWindowLimit(
+            requests=None if case.requests_per_s is None else round(case.requests_per_s * window),
+            tokens=None if case.tokens_per_s is None else round(case.tokens_per_s * window),
+            window=window,
+        )
+        model = OpenAIChatModel("bench-model", base_urls=[server.url],
+                                api_key_env="GAVEL_BENCH_KEY", rpm=case.rpm, tpm=case.tpm)  # fmt: skip
+        requests = [
+            Request(sample_id=f"r{i}", task="bench", prompt=f"<r{i}> " + "word " * case.words)
+            for i in range(count)
+        ]
+        out = folder / f"{len(os.listdir(folder))}.jsonl"
+        wall = time.perf_counter()
+        summary = asyncio.run(
+            run_async(model, requests, out, concurrency=case.concurrency, progress=False)
+        )
+        wall = time.perf_counter() - wall
+    # After the first window, in which a sliding window lets a whole window through at once.
+    start = min([limit.accepted[0][0], *limit.refused]) + window
+    after = [(when, tokens) for when, tokens in limit.accepted if when >= start]
+    span = after[-1][0] - start
+    ratios = []
+    if case.requests_per_s is not None:
+        ratios.append(len(after) / span / case.requests_per_s)
+    if case.tokens_per_s is not None:
+        ratios.append(sum(tokens for _, tokens in after) / span / case.tokens_per_s)
+    refused = len(limit.refused) / (len(limit.accepted) + len(limit.refused))
+    lines = out.read_bytes().count(b"\n")
+    return (
+        f"{case.name:<28} {case.latency:>5.2f} {case.concurrency:>4} "
+        f"{max(ratios):>9.2f} {refused:>7.1%} {len(limit.refused):>5} "
+        f"{model.rate_control.describe().split('  ')[0]:>12} {wall:>6.1f}"
+        f"  {'ok' if lines == count and summary.errors == 0 else 'LINES OR ERRORS WRONG'}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=600)
+    parser.add_argument("--window", type=float, default=2.0, help="the server's window, seconds")
+    args = parser.parse_args()
+    os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
+    fake = load_server_module()
+    print(f"{args.requests} requests per case; server window {args.window:g} s")
+    print(f"{'case':<28} {'lat s':>5} {'conc':>4} {'achieved':>9} {'429s':>7} {'n':>5} "
+          f"{'final limit':>12} {'wall s':>6}")  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        for case in CASES:
+            print(run_case(fake, case, args.requests, args.window, Path(folder)), flush=True)
+    print("achieved = accepted rate / allowed rate (the binding one when both are limited); "
+          "429s = share of the requests sent that were refused")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
