@@ -27,7 +27,9 @@ the benchmark: ``python tests/runner/openai_server.py --latency 0.2`` prints ``P
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
+import itertools
 import json
 import math
 import socket
@@ -163,6 +165,35 @@ class SlidingWindowLimit:
     @property
     def tokens_accepted(self) -> int:
         return sum(tokens for _, tokens in self.accepted)
+
+    def fill(self, step: float = 0.01) -> tuple[float | None, float | None]:
+        """How full the window was on average, of requests and of tokens (None: not limited),
+        sampled every ``step`` seconds from one window after the first request (the window
+        is empty at first) to the last acceptance: the share of the allowed rate used, a
+        steady client's rate over the limit, and never above 1 however the requests bunch."""
+        times = [when for when, _ in self.accepted]
+        totals = list(itertools.accumulate((tokens for _, tokens in self.accepted), initial=0))
+        start = min([times[0], *self.refused]) + self.window
+        samples = [start + k * step for k in range(int((times[-1] - start) / step) + 1)]
+        if not samples:
+            raise ValueError("the run was shorter than one window")
+        requests = tokens = 0.0
+        for when in samples:
+            low, high = (
+                bisect.bisect_right(times, when - self.window),
+                bisect.bisect_right(times, when),
+            )
+            requests += high - low
+            tokens += totals[high] - totals[low]
+        return (
+            None if self.requests is None else requests / len(samples) / self.requests,
+            None if self.tokens is None else tokens / len(samples) / self.tokens,
+        )
+
+    @property
+    def refused_share(self) -> float:
+        """The share of the requests sent that were refused."""
+        return len(self.refused) / (len(self.accepted) + len(self.refused))
 
 
 class _Server(ThreadingHTTPServer):
