@@ -8,7 +8,11 @@ never above 1 however requests bunch) and the share of gavel's requests it refus
 server's own counters. Windows are seconds where a provider's are a minute, so that the run is
 short.
 
-    python bench/rate_limits.py [--requests 600] [--window 2]
+Then what the gate costs where there is no limit: the same run against an unlimited server (in
+a subprocess, so its CPU is not counted) with every request through the gate, and with the
+gate bypassed, side by side.
+
+    python bench/rate_limits.py [--requests 600] [--window 2] [--overhead-requests 3000]
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import openai  # noqa: F401  (imported before timing: its import is not the runn
 from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.runner.async_runner import run_async
+from gavel.runner.gate import EndpointGate
+from loopback import loopback_server
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "runner" / "openai_server.py"
 
@@ -95,10 +101,45 @@ def run_case(fake, case: Case, count: int, window: float, folder: Path) -> str:
     )
 
 
+async def _bypass(self, body, post):
+    return await post()
+
+
+def overhead(count: int, folder: Path, latency: float = 0.05, concurrency: int = 32) -> None:
+    """Requests/s and CPU per request with and without the gate, against no limit."""
+    results = {}
+    with loopback_server(latency) as url:
+        for name in ("through the gate", "gate bypassed", "through the gate again"):
+            model = OpenAIChatModel("bench-model", base_urls=[url], api_key_env="GAVEL_BENCH_KEY")
+            requests = [Request(sample_id=f"o{i}", task="bench", prompt=f"question {i}")
+                        for i in range(count)]  # fmt: skip
+            send = EndpointGate.send
+            if name == "gate bypassed":
+                EndpointGate.send = _bypass
+            try:
+                cpu, wall = time.process_time(), time.perf_counter()
+                asyncio.run(run_async(model, requests, folder / f"{name}.jsonl",
+                                      concurrency=concurrency, progress=False))  # fmt: skip
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            finally:
+                EndpointGate.send = send
+            results[name] = (count / wall, cpu / count * 1000)
+            print(f"{name:<24} {count / wall:>8.1f} requests/s {cpu / count * 1000:>6.2f} ms CPU "
+                  f"per request (ideal {concurrency / latency:.0f}/s)", flush=True)  # fmt: skip
+    gate = [results["through the gate"], results["through the gate again"]]
+    bypass = results["gate bypassed"]
+    print(
+        f"gate / bypassed: throughput {min(g[0] for g in gate) / bypass[0]:.2f}-"
+        f"{max(g[0] for g in gate) / bypass[0]:.2f}, CPU per request "
+        f"{min(g[1] for g in gate) / bypass[1]:.2f}-{max(g[1] for g in gate) / bypass[1]:.2f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=600)
     parser.add_argument("--window", type=float, default=2.0, help="the server's window, seconds")
+    parser.add_argument("--overhead-requests", type=int, default=3000)
     args = parser.parse_args()
     os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
     fake = load_server_module()
@@ -110,6 +151,10 @@ def main() -> None:
             print(run_case(fake, case, args.requests, args.window, Path(folder)), flush=True)
     print("achieved = average fill of the server's window (rate achieved / rate allowed, of "
           "the binding limit); 429s = share of the requests sent that were refused")  # fmt: skip
+    if args.overhead_requests:
+        print(f"\nno limit, {args.overhead_requests} requests, 0.05 s replies, concurrency 32:")
+        with tempfile.TemporaryDirectory() as folder:
+            overhead(args.overhead_requests, Path(folder))
 
 
 if __name__ == "__main__":

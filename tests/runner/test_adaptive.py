@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gavel.runner.adaptive import MAX_SLOWDOWN, AdaptiveLimit
+from gavel.runner.adaptive import DECREASE, MAX_SLOWDOWN, AdaptiveLimit
 
 
 def test_it_starts_at_the_ceiling_and_never_goes_above_it():
@@ -15,16 +15,20 @@ def test_it_starts_at_the_ceiling_and_never_goes_above_it():
     assert limit.current == 8 and limit.value == 8.0
 
 
-def test_a_429_halves_it_once_per_round():
+def test_a_429_shrinks_it_once_per_round():
     limit = AdaptiveLimit(16)
     epoch = limit.epoch
     assert limit.refused(epoch) is True
-    assert limit.current == 8
+    assert limit.value == pytest.approx(16 * DECREASE) and limit.current == int(16 * DECREASE)
     # The other requests sent under the old limit are refused too: no new information.
     assert [limit.refused(epoch) for _ in range(7)] == [False] * 7
-    assert limit.current == 8 and limit.refusals == 8 and limit.decreases == 1
+    assert limit.value == pytest.approx(16 * DECREASE) and limit.refusals == 8
+    assert limit.decreases == 1
     assert limit.refused(limit.epoch) is True  # one sent after the decrease: it was still too many
-    assert limit.current == 4
+    assert limit.value == pytest.approx(16 * DECREASE**2)
+    halving = AdaptiveLimit(16, decrease=0.5)
+    halving.refused(0)
+    assert halving.current == 8
 
 
 def test_never_below_one():
@@ -35,7 +39,7 @@ def test_never_below_one():
 
 
 def test_clean_replies_grow_it_by_one_per_round_then_slowly_past_the_last_429():
-    limit = AdaptiveLimit(64)
+    limit = AdaptiveLimit(64, decrease=0.5)
     for _ in range(3):
         limit.refused(limit.epoch)  # 64 -> 32 -> 16 -> 8; the last 429 came at 16
     assert limit.current == 8 and limit.loss == 16
@@ -81,6 +85,6 @@ def test_a_new_ceiling_caps_what_was_learned():
     assert limit.current == 32  # nothing learned yet: start at the ceiling
     limit.refused(limit.epoch)
     limit.set_ceiling(64)
-    assert limit.current == 16  # learned: kept
+    assert limit.current == int(32 * DECREASE)  # learned: kept
     with pytest.raises(ValueError):
         AdaptiveLimit(0)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from gavel.errors import GavelError
 from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.runner.async_runner import run_async
@@ -137,7 +138,7 @@ def test_retry_after_as_an_http_date_pauses_the_whole_endpoint(server, fake, api
     # Not only the refused request waited: nothing at all was sent until the date had passed.
     assert min(later) >= refused_at + 1.5, f"sent {min(later) - refused_at:.2f} s after the 429"
     assert summary.rate_limited == 1 and summary.errors == 0
-    assert model.rate_control.gates[0].limit.decreases == 1  # halved once, then grown back
+    assert model.rate_control.gates[0].limit.decreases == 1  # shrunk once, then grown back
 
 
 def test_a_429_does_not_spend_retries_while_other_requests_are_answered(
@@ -159,3 +160,24 @@ def test_a_server_that_answers_nothing_but_429_still_ends(server, fake, api_key,
     assert len(lines) == 3 and all("HTTP 429: You exceeded your quota" in x["error"] for x in lines)
     assert server.hits == 3 * (FAST.retries + 1)  # its retries, no more: no answers came between
     assert summary.errors == 3
+
+
+def test_what_the_progress_bar_shows():
+    from gavel.runner.gate import RateControl
+
+    control = RateControl(["http://a/v1", "http://b/v1"], rpm=600)
+    control.set_ceiling(16)
+    assert control.describe() == "limit 16/16"  # two endpoints, but never above --concurrency
+    first, second = control.gates
+    first.limit.refused(first.limit.epoch)  # 16 -> 11.2
+    second.limit.refused(second.limit.epoch)
+    second.limit.refused(second.limit.epoch)  # 16 -> 11.2 -> 7.84
+    first.paused_until = time.monotonic() + 2.4
+    assert control.describe() == "limit 16/16  429s 3  paused 2 s"  # 11 + 7, at most 16
+    second.limit.refused(second.limit.epoch)  # 5.5
+    assert control.describe().startswith("limit 16/16")
+    first.limit.refused(first.limit.epoch)  # 7.84
+    assert control.describe().startswith("limit 12/16  429s 5")
+    assert control.settings() == {"rpm": 600, "tpm": None}
+    with pytest.raises(GavelError, match="rpm must be a positive number"):
+        RateControl(["http://a/v1"], rpm=0)

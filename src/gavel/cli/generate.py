@@ -270,7 +270,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
     options |= {k: v for k, v in given if v is not None}
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
-    options |= model_rate_options(spec, rpm, tpm)
+    options |= model_rate_options(spec, rpm, tpm, executor)
     refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
                                 "timeout": timeout, "max_tokens": max_tokens,
                                 "temperature": temperature, "device": device, "dtype": dtype,

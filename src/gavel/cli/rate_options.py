@@ -44,13 +44,20 @@ def rate_limit_options(judge: bool = False) -> Callable[[Any], Any]:
     return apply
 
 
-def model_rate_options(spec: str, rpm: float | None, tpm: float | None) -> dict[str, float]:
+def model_rate_options(spec: str, rpm: float | None, tpm: float | None,
+                       executor: str = "local") -> dict[str, float]:  # fmt: skip
     """The adapter options for ``--rpm`` / ``--tpm`` (only those given); a usage error naming
-    the flag for a model that is not sent requests over HTTP."""
+    the flag for a model that is not sent requests over HTTP, or for Ray, whose every replica
+    would keep a budget of its own."""
     given = {name: value for name, value in (("rpm", rpm), ("tpm", tpm)) if value is not None}
+    flags = " and ".join(f"--{name}" for name in given)
     kind = spec.partition(":")[0]
     if given and kind not in LIMITED_KINDS:
-        flags = " and ".join(f"--{name}" for name in given)
         names = " and ".join(f"{k}:" for k in LIMITED_KINDS)
         raise click.UsageError(f"{flags} applies to {names} models only (served over HTTP)")
+    if given and executor != "local":
+        raise click.UsageError(
+            f"{flags}: only with the local executor (each Ray replica would keep the whole "
+            "budget for itself)"
+        )
     return given

@@ -12,7 +12,9 @@ error messages or logs. For a server started without a key (vLLM's default) a mi
 falls back to the placeholder ``EMPTY``, with a note; for api.openai.com it is an error.
 
 One call makes one attempt: retries, backoff and the failure budget belong to the runner
-(:func:`gavel.runner.async_runner.run_async`).
+(:func:`gavel.runner.async_runner.run_async`). Each server's requests pass its gate
+(:attr:`OpenAIChatModel.rate_control`, :mod:`gavel.runner.gate`): the ``rpm`` / ``tpm``
+budgets, an in-flight limit that adapts to 429s, and the pause a ``Retry-After`` asks for.
 
 What is sent is the standard subset every server takes: ``model``, ``messages``, ``max_tokens``
 (1024 unless told, so a server's own default, sometimes unbounded, never applies) and

@@ -35,6 +35,12 @@ without spending their retries, so a server restarted in that time finds the run
 it the run stops with everything answered kept and the requests in flight left unwritten: a
 rerun once the server is back asks only those.
 
+A 429 while other requests are being answered is the endpoint's rate limit at work: it is
+retried without spending the request's retries, so it never becomes an error line while the
+run makes progress. A served model's own rate control (its ``rate_control``,
+:mod:`gavel.runner.gate`: budgets, adaptive in-flight limit, ``Retry-After`` pauses) gets the
+run's ``concurrency`` as its ceiling and is shown on the progress bar.
+
 Each error line names the real cause (``connection refused``, not the client's
 ``Request timed out.``) and its ``error_kind``. When the endpoint refuses the connection (or its
 host does not resolve) before any request of the run reached it, nothing is retried: the run

@@ -7,7 +7,7 @@ waits, in the order requests arrived, until
   ``retry-after-ms``) pauses the whole endpoint that long, not only the refused request, since
   every other request sent meanwhile would be refused too;
 - fewer requests are in flight there than the adaptive limit
-  (:class:`gavel.runner.adaptive.AdaptiveLimit`: halved on a 429, grown back while replies are
+  (:class:`gavel.runner.adaptive.AdaptiveLimit`: cut by 30% on a 429, grown back while replies are
   clean, never above ``--concurrency``);
 - its ``--rpm`` and ``--tpm`` buckets allow it (:mod:`gavel.runner.rate_limit`).
 
