@@ -17,6 +17,11 @@ rendered as a ChatML chat (``<|im_start|>role\ncontent<|im_end|>`` per message, 
 assistant's opening) and counted with it, each image adds :attr:`FakeOpenAIServer.image_tokens`
 of its data URL, and the completion is the reply's tokens, as a real server counts them.
 
+:attr:`FakeOpenAIServer.limit` (a :class:`SlidingWindowLimit`) makes it a rate-limited API: a
+request beyond its requests or tokens in the last ``window`` seconds is refused with 429 and
+``Retry-After`` (and OpenAI's ``retry-after-ms``) saying when the oldest will have left the
+window; its counters are what the rate-limit tests and ``bench/rate_limits.py`` assert on.
+
 ``GET /v1/models`` lists :attr:`FakeOpenAIServer.served` (404, as FastAPI says it, while that is
 ``None``). :meth:`FakeOpenAIServer.kill` stops it as a killed process stops: the port closed and
 every open connection reset; a new server on the same ``port`` is the restart.
@@ -28,13 +33,16 @@ the benchmark: ``python tests/runner/openai_server.py --latency 0.2`` prints ``P
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
+import itertools
 import json
+import math
 import socket
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -112,6 +120,88 @@ def faults_by_marker(
     return choose
 
 
+class SlidingWindowLimit:
+    """At most ``requests`` requests and ``tokens`` tokens (prompt + completion, as the reply's
+    ``usage`` counts them) accepted in any ``window`` seconds, as hosted APIs limit a key. A
+    refused request is not counted against the window."""
+
+    def __init__(self, requests: int | None = None, tokens: int | None = None, window: float = 1.0):
+        self.requests = requests
+        self.tokens = tokens
+        self.window = window
+        self._lock = threading.Lock()
+        self._recent: deque[tuple[float, int]] = deque()
+        self._tokens_in_window = 0
+        #: (arrival time, tokens) of every accepted request.
+        self.accepted: list[tuple[float, int]] = []
+        #: Arrival times of the refused requests.
+        self.refused: list[float] = []
+
+    def admit(self, tokens: int, now: float | None = None) -> float | None:
+        """None when the request is accepted (and counted), else seconds until it could be."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            while self._recent and self._recent[0][0] <= now - self.window:
+                self._tokens_in_window -= self._recent.popleft()[1]
+            wait = self._wait(tokens, now)
+            if wait is not None:
+                self.refused.append(now)
+                return wait
+            self._recent.append((now, tokens))
+            self._tokens_in_window += tokens
+            self.accepted.append((now, tokens))
+            return None
+
+    def _wait(self, tokens: int, now: float) -> float | None:
+        over_requests = self.requests is not None and len(self._recent) >= self.requests
+        over_tokens = self.tokens is not None and self._tokens_in_window + tokens > self.tokens
+        if not (over_requests or over_tokens):
+            return None
+        # Walk the window from its oldest entry until enough would have left it.
+        count, total = len(self._recent), self._tokens_in_window
+        for when, used in self._recent:
+            count -= 1
+            total -= used
+            if (self.requests is None or count < self.requests) and (
+                self.tokens is None or total + tokens <= self.tokens
+            ):
+                return max(when + self.window - now, 0.001)
+        return self.window  # larger than the whole budget: never accepted
+
+    @property
+    def tokens_accepted(self) -> int:
+        return sum(tokens for _, tokens in self.accepted)
+
+    def fill(self, step: float = 0.01) -> tuple[float | None, float | None]:
+        """How full the window was on average, of requests and of tokens (None: not limited),
+        sampled every ``step`` seconds from one window after the first request (the window
+        is empty at first) to the last acceptance: the share of the allowed rate used, a
+        steady client's rate over the limit, and never above 1 however the requests bunch."""
+        times = [when for when, _ in self.accepted]
+        totals = list(itertools.accumulate((tokens for _, tokens in self.accepted), initial=0))
+        start = min([times[0], *self.refused]) + self.window
+        samples = [start + k * step for k in range(int((times[-1] - start) / step) + 1)]
+        if not samples:
+            raise ValueError("the run was shorter than one window")
+        requests = tokens = 0.0
+        for when in samples:
+            low, high = (
+                bisect.bisect_right(times, when - self.window),
+                bisect.bisect_right(times, when),
+            )
+            requests += high - low
+            tokens += totals[high] - totals[low]
+        return (
+            None if self.requests is None else requests / len(samples) / self.requests,
+            None if self.tokens is None else tokens / len(samples) / self.tokens,
+        )
+
+    @property
+    def refused_share(self) -> float:
+        """The share of the requests sent that were refused."""
+        return len(self.refused) / (len(self.accepted) + len(self.refused))
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 1024  # many clients connect at once; the default backlog is 5
 
@@ -143,6 +233,8 @@ class FakeOpenAIServer:
         #: Answer ``GET /v1/models`` with this instead (an error status, a body of another
         #: shape), as providers whose list is missing or odd do.
         self.models_fault: Fault | None = None
+        #: A rate limit enforced on ``POST /v1/chat/completions`` (None: unlimited).
+        self.limit: SlidingWindowLimit | None = None
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
@@ -249,6 +341,11 @@ class FakeOpenAIServer:
                         server.received.append(
                             (time.monotonic(), body, self.headers.get("Authorization"))
                         )
+                if server.limit is not None:
+                    wait = server.limit.admit(sum(_usage(body)))
+                    if wait is not None:  # answered at once, as rate limiters do
+                        self._send(429, _rate_limited(wait), _retry_after(wait))
+                        return
                 fault = server.plan(body, number) if server.plan else None
                 delay = server.latency + (fault.delay if fault else 0.0)
                 if delay:
@@ -294,12 +391,32 @@ class FakeOpenAIServer:
         return Handler
 
 
+def _usage(body: dict[str, Any]) -> tuple[int, int]:
+    """The (prompt, completion) tokens this server counts for a request: a token per word of
+    the prompt and 100 per image; every reply is 7 tokens."""
+    return len(prompt_text(body).split()) + 100 * len(image_urls(body)), 7
+
+
+def _rate_limited(wait: float) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": f"Rate limit reached. Please try again in {wait:.3f}s.",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        }
+    }
+
+
+def _retry_after(wait: float) -> dict[str, str]:
+    """``Retry-After`` in whole seconds (what HTTP allows) and OpenAI's ``retry-after-ms``."""
+    return {"Retry-After": str(math.ceil(wait)), "retry-after-ms": str(math.ceil(wait * 1000))}
+
+
 def _completion(
     body: dict[str, Any], number: int, reply: str | None = None, finish_reason: str = "stop"
 ) -> dict[str, Any]:
     text = prompt_text(body)
-    images = len(image_urls(body))
-    prompt_tokens = len(text.split()) + 100 * images
+    prompt_tokens, completion_tokens = _usage(body)
     return {
         "id": f"chatcmpl-{number}",
         "object": "chat.completion",
@@ -317,8 +434,8 @@ def _completion(
         ],
         "usage": {
             "prompt_tokens": prompt_tokens,
-            "completion_tokens": 7,
-            "total_tokens": prompt_tokens + 7,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
         },
     }
 

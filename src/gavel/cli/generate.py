@@ -20,6 +20,7 @@ from gavel.cli.benchmark_flags import (
     selection_options,
 )
 from gavel.cli.options import FiniteFloat
+from gavel.cli.rate_options import model_rate_options, rate_limit_options
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
@@ -254,6 +255,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @cost.cost_options("generate")
 @batch_options("generate")
+@rate_limit_options()
 def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str | None,
              concurrency: int | None, base_urls: tuple[str, ...], api_key_env: str | None,
              max_tokens: int | None, timeout: float | None, temperature: float | None,
@@ -262,7 +264,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              cpus_per_worker: float | None, placement_timeout: float | None, cache_path: Path | None,
              no_cache: bool, image_root: Path | None,
              frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
-             no_model_check: bool = False,
+             no_model_check: bool = False, rpm: float | None = None, tpm: float | None = None,
              limit: int | None = None, sample_ids: tuple[str, ...] = (), shuffle: bool = False,
              seed: int = 0, **benchmark_options) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
@@ -292,6 +294,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     if no_model_check:
         options["model_check"] = False
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
+    options |= model_rate_options(spec, rpm, tpm, executor)
     refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
                                 "timeout": timeout, "max_tokens": max_tokens,
                                 "model_check": False if no_model_check else None,
@@ -338,6 +341,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         manifest.settings["selection"] = prepared.selection
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
+    if rpm or tpm:
+        manifest.settings["rate_limits"] = {"rpm": rpm, "tpm": tpm}
     if batch_api.active:
         summary = batch_api.run(model, prepared, out, cache_path, no_cache, not no_progress,
                                 concurrency)  # fmt: skip

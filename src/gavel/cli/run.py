@@ -34,6 +34,8 @@ SCORE_OPTIONS = (
     "judge_timeout",
     *JUDGE_BATCH_PARAMS,
     "no_judge_model_check",
+    "judge_rpm",
+    "judge_tpm",
 )
 
 

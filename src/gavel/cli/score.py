@@ -19,6 +19,7 @@ from gavel.cli.benchmark_flags import (
     selection_options,
 )
 from gavel.cli.options import FiniteFloat
+from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import append_line, write_together
 from gavel.io.run_files import (
@@ -159,7 +160,8 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
                judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
                judge_cache: Path | None, no_judge_cache: bool, judge_price: str | None = None,
                judge_timeout: float | None = None, no_judge_model_check: bool = False,
-               progress: bool = True):  # fmt: skip
+               progress: bool = True, judge_rpm: float | None = None,
+               judge_tpm: float | None = None):  # fmt: skip
     """The judge the flags describe; an LLM judge's replies go beside ``out``."""
     from gavel.cli.generate import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
@@ -178,6 +180,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
         temperature=judge_temperature, extra_body=extra, invalid_retries=judge_retries,
         cache=cache, replies=judge_replies_path(out) if out is not None else None,
         progress=progress, timeout=judge_timeout, model_check=not no_judge_model_check,
+        rpm=judge_rpm, tpm=judge_tpm,
     )  # fmt: skip
     judge = load_judge(judge_spec, options)
     if price is not None and hasattr(judge, "prices"):
@@ -283,6 +286,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 @selection_options
 @cost.cost_options("score")
 @batch_options("judge")
+@rate_limit_options(judge=True)
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, style: str, name: str | None, resamples: int, seed: int,
           judge_spec: str | None, limit: int | None = None, sample_ids: tuple[str, ...] = (),

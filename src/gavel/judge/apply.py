@@ -55,6 +55,9 @@ class JudgeOptions:
     timeout: float | None = None
     #: Whether the server's ``GET /models`` is asked for the judge's name before judging.
     model_check: bool = True
+    #: Requests and tokens per minute the judge's endpoint allows (None: no budget).
+    rpm: float | None = None
+    tpm: float | None = None
 
 
 def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
@@ -81,6 +84,8 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
         extra_body=options.extra_body or None,
         timeout=options.timeout,
         model_check=options.model_check,
+        rpm=options.rpm,
+        tpm=options.tpm,
     )
     if options.max_tokens == 0:  # 0 on the command line: send no token limit at all
         model.max_tokens = None  # type: ignore[attr-defined]

@@ -12,7 +12,9 @@ error messages or logs. For a server started without a key (vLLM's default) a mi
 falls back to the placeholder ``EMPTY``, with a note; for api.openai.com it is an error.
 
 One call makes one attempt: retries, backoff and the failure budget belong to the runner
-(:func:`gavel.runner.async_runner.run_async`).
+(:func:`gavel.runner.async_runner.run_async`). Each server's requests pass its gate
+(:attr:`OpenAIChatModel.rate_control`, :mod:`gavel.runner.gate`): the ``rpm`` / ``tpm``
+budgets, an in-flight limit that adapts to 429s, and the pause a ``Retry-After`` asks for.
 
 What is sent is the standard subset every server takes: ``model``, ``messages``, ``max_tokens``
 (1024 unless told, so a server's own default, sometimes unbounded, never applies) and
@@ -41,6 +43,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,6 +58,7 @@ from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
 from gavel.parsing.conventions import qwen_smart_resize
+from gavel.runner.gate import RateControl
 from gavel.runner.retry import InvalidResponseError
 
 log = logging.getLogger(__name__)
@@ -113,6 +117,8 @@ class OpenAIChatModel:
         extra_body: dict[str, Any] | None = None,
         image_format: str = "auto",
         model_check: bool = True,
+        rpm: float | None = None,
+        tpm: float | None = None,
     ):
         if not model:
             raise ConfigError("openai needs a model name: openai:MODEL (as the server names it)")
@@ -157,6 +163,8 @@ class OpenAIChatModel:
         self.notes: list[str] = []
         self.__key = self._read_key()
         self._busy = [0] * len(urls)
+        #: Each server's rate budgets and adaptive in-flight limit (``gavel.runner.gate``).
+        self.rate_control = RateControl(urls, rpm=rpm, tpm=tpm)
         self._next = 0
         self._clients: dict[asyncio.AbstractEventLoop, list[Any]] = {}
         self._bridge: _LoopThread | None = None
@@ -236,7 +244,8 @@ class OpenAIChatModel:
             # part through its type hints and builds a model of the reply, about 1 ms of CPU per
             # request, a third of the runner's whole cost at 64 requests in flight. Auth,
             # base URL, timeout, connection pool and typed errors are the client's as usual.
-            completion = await client.post("/chat/completions", body=body, cast_to=object)
+            post = partial(client.post, "/chat/completions", body=body, cast_to=object)
+            completion = await self.rate_control.gates[index].send(body, post)
         except json.JSONDecodeError as error:
             raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
         finally:
@@ -588,6 +597,7 @@ class _LoopThread:
 SPEC_OPTIONS = (
     "base_urls", "api_key_env", "max_tokens", "temperature", "max_image_side", "frames",
     "fps", "max_frames", "timeout", "box_format", "extra_body", "image_format", "model_check",
+    "rpm", "tpm",
 )  # fmt: skip
 
 

@@ -35,6 +35,12 @@ without spending their retries, so a server restarted in that time finds the run
 it the run stops with everything answered kept and the requests in flight left unwritten: a
 rerun once the server is back asks only those.
 
+A 429 while other requests are being answered is the endpoint's rate limit at work: it is
+retried without spending the request's retries, so it never becomes an error line while the
+run makes progress. A served model's own rate control (its ``rate_control``,
+:mod:`gavel.runner.gate`: budgets, adaptive in-flight limit, ``Retry-After`` pauses) gets the
+run's ``concurrency`` as its ceiling and is shown on the progress bar.
+
 Each error line names the real cause (``connection refused``, not the client's
 ``Request timed out.``) and its ``error_kind``. When the endpoint refuses the connection (or its
 host does not resolve) before any request of the run reached it, nothing is retried: the run
@@ -49,7 +55,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +77,7 @@ from gavel.runner.failures import (
     classify,
 )
 from gavel.runner.local import RunSummary, completed_ids, repair_tail
-from gavel.runner.retry import RetryPolicy, is_retryable, retry_after
+from gavel.runner.retry import RetryPolicy, is_retryable, retry_after, status_of
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +156,8 @@ class AsyncRunSummary(RunSummary):
     cost: float | None = None
     aborted: str | None = None
     refused: int = 0
+    #: Retries after a 429 (included in ``retries``).
+    rate_limited: int = 0
 
     def describe(self) -> str:
         sent = self.answered - self.cached
@@ -162,7 +170,8 @@ class AsyncRunSummary(RunSummary):
             + (f" ({self.cached} from the cache)" if self.cached else ""),
             f"{self.skipped} already there",
             errors,
-            f"{self.retries} retries",
+            f"{self.retries} retries"
+            + (f" ({self.rate_limited} after a 429)" if self.rate_limited else ""),
             f"tokens {self.prompt_tokens:,} in / {self.completion_tokens:,} out",
         ]
         if self.errors_retried:
@@ -247,6 +256,9 @@ async def run_async(
     preflight = getattr(model, "preflight", None)
     if preflight is not None:
         await preflight()  # e.g. the model is not among those the server serves: stop now
+    control = getattr(model, "rate_control", None)  # a served model's rate limits (gate.py)
+    if control is not None:
+        control.set_ceiling(concurrency)
     summary.errors_retried = drop_errors(out) if retry_errors else 0
     seen = completed_ids(out)
     own_cache = cache is not None and not isinstance(cache, AnswerCache)
@@ -257,7 +269,7 @@ async def run_async(
     started = time.perf_counter()
     iterator = iter(requests)
     handle = AppendFile(out)
-    bar = _Bar(model.name, remaining, progress)
+    bar = _Bar(model.name, remaining, progress, control.describe if control else None)
     last_sync = time.monotonic()
     encoder = msgspec.json.Encoder()
 
@@ -366,6 +378,8 @@ class _Runner:
         #: Some request of this run got an answer from the endpoint (of any status), or at least
         #: a connection it then closed: a server is there.
         self.reached = False
+        #: Requests of this run answered by the model so far (a reply, not an error).
+        self.answers = 0
 
     async def ask(self, request: Request) -> Prediction:
         started = time.perf_counter()
@@ -380,10 +394,13 @@ class _Runner:
             if answer is not None:
                 return self._prediction(request, answer, started, {"cached": True})
         attempt = 0
+        spent = 0  # attempts that count against the retry policy
+        answers_seen = self.answers
         waits = 0
         while True:
             try:
                 answer = await self._call(request)
+                self.answers += 1
                 self.reached = True
                 self.away_since = None
                 self.refusals = 0
@@ -402,10 +419,17 @@ class _Runner:
                     await self._wait_for_server(request, failure, waits)
                     waits += 1  # not an attempt: the request never reached a server
                     continue
-                if attempt < self.policy.retries and is_retryable(error):
-                    wait = self.policy.delay(attempt, retry_after(error))
+                # A 429 while other requests are being answered is the endpoint's rate limit
+                # at work, not a failing request: it does not spend this request's retries.
+                limited = status_of(error) == 429
+                free = limited and self.answers > answers_seen
+                answers_seen = self.answers
+                if (free or spent < self.policy.retries) and is_retryable(error):
+                    wait = self.policy.delay(spent, retry_after(error))
                     attempt += 1
+                    spent += not free
                     self.summary.retries += 1
+                    self.summary.rate_limited += limited
                     log.info("%s: %s; retry %d in %.2f s",
                               request.sample_id, self._describe(error), attempt, wait)  # fmt: skip
                     await asyncio.sleep(wait)
@@ -595,9 +619,11 @@ def drop_errors(path: Path) -> int:
 class _Bar:
     """A rich progress bar on stderr (only on a terminal): rate, ETA, retries, failures."""
 
-    def __init__(self, description: str, total: int | None, enabled: bool):
+    def __init__(self, description: str, total: int | None, enabled: bool,
+                 limits: Callable[[], str] | None = None):  # fmt: skip
         from rich.console import Console
 
+        self.limits = limits
         console = Console(stderr=True)
         self.enabled = enabled and console.is_terminal
         if not self.enabled:
@@ -643,5 +669,6 @@ class _Bar:
             self.task,
             advance=1,
             rate=f"{speed:.1f}/s" if speed else "",
-            status=f"retries {summary.retries}  failures {summary.errors}",
+            status=f"retries {summary.retries}  failures {summary.errors}"
+            + (f"  {self.limits()}" if self.limits else ""),
         )

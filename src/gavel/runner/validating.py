@@ -67,8 +67,8 @@ class ValidatingModel:
 
     def __getattr__(self, name: str):
         # What the runner asks of a served model when it fails (``advice``,
-        # ``refusals_to_stop``) is the inner model's.
-        if name in ("advice", "refusals_to_stop"):
+        # ``refusals_to_stop``) and its rate limits (``rate_control``) are the inner model's.
+        if name in ("advice", "refusals_to_stop", "rate_control"):
             return getattr(self.inner, name)
         raise AttributeError(name)
 

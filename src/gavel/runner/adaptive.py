@@ -1,0 +1,86 @@
+"""How many requests one endpoint may have in flight, learned from its 429s (AIMD).
+
+A rate limit nobody told gavel about shows itself only by refusals. The in-flight limit starts
+at ``--concurrency`` (the ceiling, never exceeded) and:
+
+- **shrinks multiplicatively** on a 429 (times :data:`DECREASE`), once per round: requests
+  sent before the last decrease were sent under the old limit, so their refusals say nothing
+  new and do not shrink it again (each admission carries the :attr:`AdaptiveLimit.epoch` it was
+  sent in);
+- **grows additively** while replies are clean: by one per limit's worth of clean replies
+  (one per round trip, as TCP's congestion avoidance), up to the level where the last 429
+  came, and :data:`PROBE_SLOWDOWN` times slower beyond it, so a limit that was found is probed
+  gently instead of hit again and again. Each 429 that comes again at (or below) the level of
+  the last one doubles that slowdown (up to :data:`MAX_SLOWDOWN`): the limit is where it was,
+  so it is probed less and less often; a 429 at another level (the limit moved) resets it.
+
+This is pure bookkeeping (no clock, no asyncio): :mod:`gavel.runner.gate` applies it.
+"""
+
+from __future__ import annotations
+
+#: Factor the limit is multiplied by on a 429: TCP CUBIC's. Halving kept a sliding window 2-15%
+#: less full, for as many 429s.
+DECREASE = 0.7
+#: How much slower the limit grows beyond the level at which the last 429 came.
+PROBE_SLOWDOWN = 4.0
+#: The slowdown doubles with every 429 found at the same level, up to this.
+MAX_SLOWDOWN = 64.0
+
+
+class AdaptiveLimit:
+    """The in-flight limit of one endpoint, between 1 and ``ceiling``."""
+
+    def __init__(
+        self, ceiling: int, *, decrease: float = DECREASE, slowdown: float = PROBE_SLOWDOWN
+    ):
+        if ceiling < 1:
+            raise ValueError("the ceiling must be at least 1")
+        if not 0 < decrease < 1:
+            raise ValueError("decrease must be between 0 and 1")
+        self.ceiling = ceiling
+        self.decrease = decrease
+        self.base_slowdown = slowdown
+        #: How much slower than one per round the limit grows beyond :attr:`loss`.
+        self.slowdown = slowdown
+        self.value = float(ceiling)
+        #: Bumped by every decrease; a refusal of a request sent in an older epoch is ignored.
+        self.epoch = 0
+        #: The limit when the last 429 came (None: no 429 yet).
+        self.loss: float | None = None
+        #: 429s that shrank the limit, and all 429s seen.
+        self.decreases = 0
+        self.refusals = 0
+
+    @property
+    def current(self) -> int:
+        """Requests that may be in flight now."""
+        return max(1, min(self.ceiling, int(self.value)))
+
+    def set_ceiling(self, ceiling: int) -> None:
+        """A run's ``--concurrency``: the limit never goes above it (and starts there until a
+        429 has taught it lower)."""
+        if ceiling < 1:
+            raise ValueError("the ceiling must be at least 1")
+        self.ceiling = ceiling
+        self.value = float(ceiling) if self.loss is None else min(self.value, float(ceiling))
+
+    def clean(self) -> None:
+        """A reply that was not refused: grow by one per round of replies."""
+        step = 1.0 / max(self.value, 1.0)
+        if self.loss is not None and self.value >= self.loss:
+            step /= self.slowdown
+        self.value = min(float(self.ceiling), self.value + step)
+
+    def refused(self, epoch: int) -> bool:
+        """A 429 for a request sent in ``epoch``; True when it shrank the limit."""
+        self.refusals += 1
+        if epoch != self.epoch:
+            return False
+        same_level = self.loss is not None and abs(self.value - self.loss) < 1
+        self.slowdown = min(self.slowdown * 2, MAX_SLOWDOWN) if same_level else self.base_slowdown
+        self.loss = self.value
+        self.value = max(1.0, self.value * self.decrease)
+        self.epoch += 1
+        self.decreases += 1
+        return True

@@ -1,0 +1,173 @@
+"""The gate every request to one endpoint passes: rate budgets, adaptive concurrency, pauses.
+
+Each base URL of a served model has its own :class:`EndpointGate`. Before a request is sent it
+waits, in the order requests arrived, until
+
+- the endpoint is not paused: a 429 with ``Retry-After`` (seconds or an HTTP date, or
+  ``retry-after-ms``) pauses the whole endpoint that long, not only the refused request, since
+  every other request sent meanwhile would be refused too;
+- fewer requests are in flight there than the adaptive limit
+  (:class:`gavel.runner.adaptive.AdaptiveLimit`: cut by 30% on a 429, grown back while replies are
+  clean, never above ``--concurrency``);
+- its ``--rpm`` and ``--tpm`` buckets allow it (:mod:`gavel.runner.rate_limit`).
+
+After the reply the token bucket is corrected by what the server reported it counted, and a
+refused request gives back what it was charged. The runner retries the refused request as
+usual (:mod:`gavel.runner.retry`); :class:`RateControl` is what it sees of the gates: it sets
+their ceiling and shows their limit on the progress bar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from gavel.errors import ConfigError
+from gavel.runner.adaptive import AdaptiveLimit
+from gavel.runner.rate_limit import BURST_SECONDS, TokenBucket, TokenMeter
+from gavel.runner.retry import retry_after, status_of
+
+#: The in-flight ceiling until a run sets it (the runner's default concurrency).
+DEFAULT_CEILING = 16
+#: The longest pause a ``Retry-After`` imposes on an endpoint (as the runner's retry policy).
+MAX_PAUSE = 120.0
+
+
+class EndpointGate:
+    """Admission to one endpoint; all state lives on the event loop that uses it."""
+
+    def __init__(self, url: str, *, rpm: float | None = None, tpm: float | None = None,
+                 ceiling: int = DEFAULT_CEILING):  # fmt: skip
+        self.url = url
+        # The requests bucket holds at least one request (a late one is made up for).
+        self.requests = TokenBucket(rpm, burst=max(1.0, rpm / 60 * BURST_SECONDS)) if rpm else None
+        self.tokens = TokenBucket(tpm) if tpm else None
+        self.meter = TokenMeter()
+        self.limit = AdaptiveLimit(ceiling)
+        self.in_flight = 0
+        self.paused_until = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._turn: asyncio.Lock
+        self._changed: asyncio.Event
+
+    def _bind(self) -> None:
+        """Fresh primitives for a new event loop (each ``asyncio.run`` is one)."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            self._turn = asyncio.Lock()
+            self._changed = asyncio.Event()
+            self.in_flight = 0
+
+    @property
+    def paused_for(self) -> float:
+        return max(self.paused_until - time.monotonic(), 0.0)
+
+    async def send(self, body: Mapping[str, Any], post: Callable[[], Awaitable[Any]]) -> Any:
+        """``await post()`` once the endpoint may take ``body``; its reply or its error."""
+        self._bind()
+        epoch, estimate, charged = await self._admit(body)
+        try:
+            reply = await post()
+        except BaseException as error:
+            self._done()
+            if status_of(error) == 429:
+                self._refused(epoch, retry_after(error), charged)
+            raise
+        self._done()
+        self.limit.clean()
+        usage = reply.get("usage") if isinstance(reply, dict) else None
+        if self.tokens is not None and isinstance(usage, dict):
+            counted = self.meter.learn(estimate, usage)
+            if counted is not None:
+                self.tokens.correct(charged, counted)
+                self._changed.set()
+        return reply
+
+    async def _admit(self, body: Mapping[str, Any]) -> tuple[int, float, float]:
+        """Wait for the request's turn; (the epoch it is sent in, its prompt estimate, the
+        tokens charged). The charge is worked out when the turn comes, from what the replies
+        before it taught the meter."""
+        async with self._turn:  # first come, first served
+            while (wait := self._wait()) != 0.0:
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):  # the wait is over; look again
+                    await asyncio.wait_for(self._changed.wait(), wait)
+            self.in_flight += 1
+            if self.requests is not None:
+                self.requests.take(1)
+            estimate = charged = 0.0
+            if self.tokens is not None:
+                estimate, charged = self.meter.charge(body)
+                self.tokens.take(charged)
+            return self.limit.epoch, estimate, charged
+
+    def _wait(self) -> float | None:
+        """Seconds until a request may go (None: until a request in flight ends)."""
+        paused = self.paused_for
+        if paused > 0:
+            return paused
+        if self.in_flight >= self.limit.current:
+            return None
+        return max((b.wait_time() for b in (self.requests, self.tokens) if b), default=0.0)
+
+    def _done(self) -> None:
+        self.in_flight -= 1
+        self._changed.set()
+
+    def _refused(self, epoch: int, wait: float | None, charged: float) -> None:
+        self.limit.refused(epoch)
+        if wait:
+            until = time.monotonic() + min(wait, MAX_PAUSE)
+            self.paused_until = max(self.paused_until, until)
+        # A provider does not count what it refused.
+        if self.requests is not None:
+            self.requests.give_back(1)
+        if self.tokens is not None:
+            self.tokens.give_back(charged)
+        self._changed.set()
+
+
+class RateControl:
+    """The gates of a model's endpoints, as the runner sees them."""
+
+    def __init__(self, urls: Sequence[str], *, rpm: float | None = None, tpm: float | None = None):
+        for name, value in (("rpm", rpm), ("tpm", tpm)):
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be a positive number per minute, got {value}")
+        self.rpm = rpm
+        self.tpm = tpm
+        self.ceiling = DEFAULT_CEILING
+        self.gates = [EndpointGate(url, rpm=rpm, tpm=tpm) for url in urls]
+
+    def set_ceiling(self, concurrency: int) -> None:
+        """The run's ``--concurrency``: no endpoint's limit goes above it."""
+        self.ceiling = concurrency
+        for gate in self.gates:
+            gate.limit.set_ceiling(concurrency)
+
+    @property
+    def refusals(self) -> int:
+        return sum(gate.limit.refusals for gate in self.gates)
+
+    def limit(self) -> int:
+        """Requests that may be in flight over all endpoints now."""
+        return min(self.ceiling, sum(gate.limit.current for gate in self.gates))
+
+    def describe(self) -> str:
+        """For the progress bar: ``limit 6/16`` (the adaptive limit / --concurrency), with the
+        429s seen and a pause in progress."""
+        text = f"limit {self.limit()}/{self.ceiling}"
+        if self.refusals:
+            text += f"  429s {self.refusals}"
+        paused = max(gate.paused_for for gate in self.gates)
+        if paused > 0:
+            text += f"  paused {paused:.0f} s"
+        return text
+
+    def settings(self) -> dict[str, float | None]:
+        """The budgets, for the run manifest (they change when answers come, never what)."""
+        return {"rpm": self.rpm, "tpm": self.tpm}
