@@ -1,0 +1,165 @@
+"""``gavel export lmms-eval``: the exported tasks loaded by lmms-eval itself.
+
+lmms-eval is installed by the test (from the package index, ``--no-deps``, into a folder of
+pytest's cache) with only the few libraries it imports that this environment lacks, so nothing
+installed here changes. Two checks per benchmark, each against ``gavel score``:
+
+- the task's own ``process_results`` and aggregations, called by lmms-eval's task object on the
+  saved answers;
+- a whole ``lmms-eval`` run offline: its ``openai`` model asks a real loopback server, which
+  answers with the saved answers; lmms-eval's metrics are compared with ``gavel score`` on the
+  answers its sample log holds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LMMS_EVAL = "lmms-eval==0.7.3"
+#: (module, requirement) for what lmms-eval imports to load a task, score it and print its
+#: table; a requirement is installed only when its module is missing here.
+NEEDED = [
+    ("loguru", "loguru"), ("pytz", "pytz"), ("pandas", "pandas"), ("datasets", "datasets"),
+    ("multiprocess", "multiprocess"), ("dill", "dill"), ("xxhash", "xxhash"),
+    ("pyarrow", "pyarrow"), ("tenacity", "tenacity"), ("evaluate", "evaluate"),
+    ("sacrebleu", "sacrebleu"), ("portalocker", "portalocker"), ("tabulate", "tabulate"),
+    ("colorama", "colorama"), ("lxml", "lxml"), ("pytablewriter", "pytablewriter"),
+    ("dataproperty", "dataproperty"), ("mbstrdecoder", "mbstrdecoder"),
+    ("pathvalidate", "pathvalidate"), ("tabledata", "tabledata"), ("tcolorpy", "tcolorpy"),
+    ("typepy", "typepy"), ("chardet", "chardet"), ("dotenv", "python-dotenv"),
+    ("accelerate", "accelerate"), ("openai", "openai"), ("yaml", "pyyaml"),
+    # lmms-eval patches filelock internals that filelock 4 no longer has.
+    ("filelock._api", "filelock<4"),
+]  # fmt: skip
+BENCHMARKS = ("gavel", "detailverify", "videohallucer")
+HEADLINE = {
+    "gavel": {"verification_accuracy": "verification.accuracy", "verification_f1":
+              "verification.f1", "grounding_A_0_3": "grounding.A@0.3", "grounding_A_0_5":
+              "grounding.A@0.5", "grounding_A_0_7": "grounding.A@0.7"},
+    "detailverify": {"token_precision": "token.precision", "token_recall": "token.recall",
+                     "token_f1": "token.f1", "sentence_f1": "sentence.f1",
+                     "response_f1": "response.f1"},
+    "videohallucer": {"overall": "overall", "overall_basic": "overall_basic",
+                      "overall_hallucination": "overall_hallucination"},
+}  # fmt: skip
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:
+        return True
+
+
+@pytest.fixture(scope="session")
+def lmms_path(request) -> Path:
+    """A folder holding lmms-eval and what it needs beyond this environment (kept in pytest's
+    cache between runs)."""
+    folder = Path(request.config.cache.mkdir("lmms-eval-0.7.3"))
+    if not (folder / "lmms_eval").is_dir():
+        wanted = [LMMS_EVAL] + [req for module, req in NEEDED if _missing(module)]
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+             str(folder), *wanted],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if done.returncode != 0:
+            pytest.skip(f"lmms-eval could not be installed: {done.stderr.strip()[-500:]}")
+    return folder
+
+
+def _env(lmms_path: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(lmms_path), str(SRC)]),
+        HF_DATASETS_OFFLINE="1",
+        HF_HUB_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf"),
+        HF_DATASETS_CACHE=str(tmp_path / "hf-datasets"),
+        **extra,
+    )
+
+
+#: Loads an exported task with lmms-eval and runs its processing and aggregation functions on
+#: saved answers: argv = folder, task, predictions file; prints the metrics as JSON.
+AGGREGATE = """
+import json, sys
+from lmms_eval.tasks import TaskManager, get_task_dict
+folder, name, answers = sys.argv[1:4]
+task = get_task_dict([name], TaskManager(include_path=folder, include_defaults=False))[name]
+said = {line["id"]: line["response"] for line in map(json.loads, open(answers))}
+items = {}
+for doc in task.test_docs():
+    assert task.doc_to_visual(doc), doc["id"]
+    for metric, item in task.process_results(doc, [said[doc["id"]]]).items():
+        items.setdefault(metric, []).append(item)
+print(json.dumps({m: task.aggregation()[m](found) for m, found in items.items()}))
+"""
+
+
+def _export(gavel_main, saved, out: Path) -> None:
+    code, text = gavel_main("export", "lmms-eval", out, "--benchmark", saved.benchmark,
+                            "--data", saved.data, "--bootstrap", 0)  # fmt: skip
+    assert code == 0, text
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_task_functions_score_as_gavel_score(
+    benchmark, saved, lmms_path, gavel_main, scored_by_gavel, tmp_path
+):
+    answers = saved[benchmark]
+    _export(gavel_main, answers, tmp_path / "tasks")
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, str(tmp_path / "tasks"), benchmark,
+         str(answers.predictions)],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    expected = scored_by_gavel(benchmark, answers.data, answers.predictions, tmp_path / "r.json")
+    assert set(got) == set(HEADLINE[benchmark])
+    for metric, name in HEADLINE[benchmark].items():
+        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_full_offline_lmms_eval_run(
+    benchmark, saved, lmms_path, gavel_main, scored_by_gavel, server, fake, tmp_path
+):
+    answers = saved[benchmark]
+    # lmms-eval re-encodes the images, so the server answers by prompt alone (a question
+    # VideoHallucer asks of two videos gets one answer): what is compared is lmms-eval's
+    # numbers with gavel score on the answers lmms-eval logged.
+    server.reply = lambda body, number: answers.by_prompt[fake.prompt_text(body)]
+    _export(gavel_main, answers, tmp_path / "tasks")
+    env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
+    done = subprocess.run(
+        [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
+         "model=test-model,num_concurrent=1", "--include_path", str(tmp_path / "tasks"),
+         "--tasks", benchmark, "--output_path", str(tmp_path / "out"), "--log_samples",
+         "--verbosity", "WARNING"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    (results_file,) = (tmp_path / "out").rglob("*_results.json")
+    (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{benchmark}.jsonl")
+    reported = json.loads(results_file.read_text())["results"][benchmark]
+    logged = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    assert len(logged) == len(answers.by_message)
+    predictions = tmp_path / "lmms.jsonl"
+    first = next(iter(HEADLINE[benchmark]))  # each metric's item is (id, answer)
+    predictions.write_text(
+        "".join(json.dumps({**s[first], "box_format": "pixel"}) + "\n" for s in logged)
+    )
+    expected = scored_by_gavel(benchmark, answers.data, predictions, tmp_path / "r.json")
+    for metric, name in HEADLINE[benchmark].items():
+        assert reported[f"{metric},none"] == pytest.approx(expected[name], abs=1e-9), metric
+    assert server.hits == len(answers.by_message)
