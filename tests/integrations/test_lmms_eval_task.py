@@ -16,8 +16,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,20 +62,29 @@ def _missing(module: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def lmms_path(request) -> Path:
+def lmms_path(request, tmp_path_factory) -> Path:
     """A folder holding lmms-eval and what it needs beyond this environment (kept in pytest's
-    cache between runs)."""
-    folder = Path(request.config.cache.mkdir("lmms-eval-0.7.3"))
-    if not (folder / "lmms_eval").is_dir():
+    cache between runs when the cache is on)."""
+    cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
+    if cache is not None:
+        folder = Path(cache.mkdir("lmms-eval-0.7.3"))
+    else:
+        folder = tmp_path_factory.mktemp("lmms-eval-0.7.3")
+    installed = folder / "site"
+    if not (installed / "lmms_eval").is_dir():
+        staging = Path(tempfile.mkdtemp(prefix="install-", dir=folder))
         wanted = [LMMS_EVAL] + [req for module, req in NEEDED if _missing(module)]
         done = subprocess.run(
             [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-             str(folder), *wanted],
+             str(staging), *wanted],
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         if done.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
             pytest.skip(f"lmms-eval could not be installed: {done.stderr.strip()[-500:]}")
-    return folder
+        shutil.rmtree(installed, ignore_errors=True)
+        staging.rename(installed)  # only a complete install is ever found there
+    return installed
 
 
 def _env(lmms_path: Path, tmp_path: Path, **extra: str) -> dict[str, str]:

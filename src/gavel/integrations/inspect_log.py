@@ -71,6 +71,8 @@ def _file_sha256(path: Path) -> str:
 
 def predictions_of(path: Path) -> list[dict[str, Any]]:
     """One predictions line (a dict) per sample of the log, in the log's order."""
+    if not path.is_file():
+        raise DataError(path, None, None, "file not found" if not path.exists() else "not a file")
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
@@ -78,8 +80,6 @@ def predictions_of(path: Path) -> list[dict[str, Any]]:
             f"{path}: reading an inspect .eval log needs inspect_ai: "
             "pip install 'gavel-eval[inspect]'"
         ) from None
-    if not path.is_file():
-        raise DataError(path, None, None, "file not found" if not path.exists() else "not a file")
     try:
         log = read_eval_log(str(path))
     except Exception as error:  # inspect's reader raises many kinds for a damaged file
