@@ -99,78 +99,90 @@ def _env(lmms_path: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
     )
 
 
-#: Loads an exported task with lmms-eval and runs its processing and aggregation functions on
-#: saved answers: argv = folder, task, predictions file; prints the metrics as JSON.
+#: Loads the exported tasks with lmms-eval and runs their processing and aggregation functions
+#: on saved answers: argv = folder, then task=predictions file pairs; prints the metrics as JSON.
 AGGREGATE = """
 import json, sys
 from lmms_eval.tasks import TaskManager, get_task_dict
-folder, name, answers = sys.argv[1:4]
-task = get_task_dict([name], TaskManager(include_path=folder, include_defaults=False))[name]
-said = {line["id"]: line["response"] for line in map(json.loads, open(answers))}
-items = {}
-for doc in task.test_docs():
-    assert task.doc_to_visual(doc), doc["id"]
-    for metric, item in task.process_results(doc, [said[doc["id"]]]).items():
-        items.setdefault(metric, []).append(item)
-print(json.dumps({m: task.aggregation()[m](found) for m, found in items.items()}))
+folder, *pairs = sys.argv[1:]
+manager = TaskManager(include_path=folder, include_defaults=False)
+found = {}
+for name, answers in (pair.split("=", 1) for pair in pairs):
+    task = get_task_dict([name], manager)[name]
+    said = {line["id"]: line["response"] for line in map(json.loads, open(answers))}
+    items = {}
+    for doc in task.test_docs():
+        assert task.doc_to_visual(doc), doc["id"]
+        for metric, item in task.process_results(doc, [said[doc["id"]]]).items():
+            items.setdefault(metric, []).append(item)
+    found[name] = {m: task.aggregation()[m](given) for m, given in items.items()}
+print(json.dumps(found))
 """
 
 
-def _export(gavel_main, saved, out: Path) -> None:
-    code, text = gavel_main("export", "lmms-eval", out, "--benchmark", saved.benchmark,
-                            "--data", saved.data, "--bootstrap", 0)  # fmt: skip
-    assert code == 0, text
+@pytest.fixture
+def exported(saved, gavel_main, tmp_path) -> Path:
+    """The three benchmarks exported into one folder, as a user would for one lmms-eval run."""
+    out = tmp_path / "tasks"
+    for answers in saved.values():
+        code, text = gavel_main("export", "lmms-eval", out, "--benchmark", answers.benchmark,
+                                "--data", answers.data, "--bootstrap", 0)  # fmt: skip
+        assert code == 0, text
+    return out
 
 
-@pytest.mark.parametrize("benchmark", BENCHMARKS)
-def test_task_functions_score_as_gavel_score(
-    benchmark, saved, lmms_path, gavel_main, scored_by_gavel, tmp_path
-):
-    answers = saved[benchmark]
-    _export(gavel_main, answers, tmp_path / "tasks")
+def test_task_functions_score_as_gavel_score(saved, lmms_path, exported, scored_by_gavel, tmp_path):
+    pairs = [f"{name}={saved[name].predictions}" for name in BENCHMARKS]
     done = subprocess.run(
-        [sys.executable, "-c", AGGREGATE, str(tmp_path / "tasks"), benchmark,
-         str(answers.predictions)],
+        [sys.executable, "-c", AGGREGATE, str(exported), *pairs],
         capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])
-    expected = scored_by_gavel(benchmark, answers.data, answers.predictions, tmp_path / "r.json")
-    assert set(got) == set(HEADLINE[benchmark])
-    for metric, name in HEADLINE[benchmark].items():
-        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for benchmark in BENCHMARKS:
+        answers = saved[benchmark]
+        expected = scored_by_gavel(
+            benchmark, answers.data, answers.predictions, tmp_path / f"{benchmark}.json"
+        )
+        got = found[benchmark]
+        assert set(got) == set(HEADLINE[benchmark])
+        for metric, name in HEADLINE[benchmark].items():
+            assert got[metric] == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
 
 
-@pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_full_offline_lmms_eval_run(
-    benchmark, saved, lmms_path, gavel_main, scored_by_gavel, server, fake, tmp_path
+    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
 ):
-    answers = saved[benchmark]
     # lmms-eval re-encodes the images, so the server answers by prompt alone (a question
     # VideoHallucer asks of two videos gets one answer): what is compared is lmms-eval's
     # numbers with gavel score on the answers lmms-eval logged.
-    server.reply = lambda body, number: answers.by_prompt[fake.prompt_text(body)]
-    _export(gavel_main, answers, tmp_path / "tasks")
+    by_prompt = {p: a for answers in saved.values() for p, a in answers.by_prompt.items()}
+    server.reply = lambda body, number: by_prompt[fake.prompt_text(body)]
     env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
     done = subprocess.run(
         [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
-         "model=test-model,num_concurrent=1", "--include_path", str(tmp_path / "tasks"),
-         "--tasks", benchmark, "--output_path", str(tmp_path / "out"), "--log_samples",
-         "--verbosity", "WARNING"],
+         "model=test-model,num_concurrent=1", "--include_path", str(exported),
+         "--tasks", ",".join(BENCHMARKS), "--output_path", str(tmp_path / "out"),
+         "--log_samples", "--verbosity", "WARNING"],
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     (results_file,) = (tmp_path / "out").rglob("*_results.json")
-    (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{benchmark}.jsonl")
-    reported = json.loads(results_file.read_text())["results"][benchmark]
-    logged = [json.loads(line) for line in samples_file.read_text().splitlines()]
-    assert len(logged) == len(answers.by_message)
-    predictions = tmp_path / "lmms.jsonl"
-    first = next(iter(HEADLINE[benchmark]))  # each metric's item is (id, answer)
-    predictions.write_text(
-        "".join(json.dumps({**s[first], "box_format": "pixel"}) + "\n" for s in logged)
-    )
-    expected = scored_by_gavel(benchmark, answers.data, predictions, tmp_path / "r.json")
-    for metric, name in HEADLINE[benchmark].items():
-        assert reported[f"{metric},none"] == pytest.approx(expected[name], abs=1e-9), metric
-    assert server.hits == len(answers.by_message)
+    results = json.loads(results_file.read_text())["results"]
+    for benchmark in BENCHMARKS:
+        answers = saved[benchmark]
+        (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{benchmark}.jsonl")
+        logged = [json.loads(line) for line in samples_file.read_text().splitlines()]
+        assert len(logged) == len(answers.by_message)
+        first = next(iter(HEADLINE[benchmark]))  # each metric's item is (id, answer)
+        predictions = tmp_path / f"{benchmark}.lmms.jsonl"
+        predictions.write_text(
+            "".join(json.dumps({**s[first], "box_format": "pixel"}) + "\n" for s in logged)
+        )
+        expected = scored_by_gavel(
+            benchmark, answers.data, predictions, tmp_path / f"{benchmark}.json"
+        )
+        for metric, name in HEADLINE[benchmark].items():
+            got = results[benchmark][f"{metric},none"]
+            assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
+    assert server.hits == sum(len(answers.by_message) for answers in saved.values())
