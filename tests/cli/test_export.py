@@ -69,7 +69,7 @@ def test_prompts_are_the_ones_gavel_generate_sends(gavel_main, server, fake, tmp
 def test_aggregations_are_gavel_score(gavel_main, tmp_path):
     """The functions lmms-eval calls, called the same way on saved answers."""
     code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD,
-                            "--box-format", "pixel", "--bootstrap", 0)  # fmt: skip
+                            "--box-format", "pixel")  # fmt: skip
     assert code == 0, text
     utils = _utils(tmp_path / "tasks" / "gavel")
     docs = [json.loads(line) for line in (tmp_path / "tasks/gavel/docs.jsonl").open()]

@@ -51,7 +51,7 @@ def test_a_sample_inspect_could_not_answer_is_a_model_error(saved, gavel_main, t
 
     (log,) = inspect_eval(
         "gavel/detailverify",
-        task_args={"data": str(answers.data), "bootstrap": 0},
+        task_args={"data": str(answers.data)},
         model=get_model("mockllm/model", custom_outputs=reply),
         log_dir=str(tmp_path / "logs"),
         display="none",

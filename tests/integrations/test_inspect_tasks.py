@@ -47,7 +47,7 @@ def _assert_same(got: dict[str, float], expected: dict[str, float]) -> None:
 def _inspect_run(saved, model, tmp_path, **task_args):
     (log,) = inspect_eval(
         f"gavel/{saved.benchmark}",
-        task_args={"data": str(saved.data), "bootstrap": 0, **task_args},
+        task_args={"data": str(saved.data), **task_args},
         model=model,
         log_dir=str(tmp_path / "logs"),
         display="none",
@@ -108,18 +108,20 @@ def test_openai_provider_sends_what_gavel_generate_sends(
     sent_by_gavel = _messages(server)
     server.received.clear()
 
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    log = _inspect_run(saved[benchmark], "openai/gpt-4o", tmp_path)
+    # A fresh model for this server (inspect keeps models by name; the command-line test below
+    # gives the server through OPENAI_BASE_URL).
+    model = get_model("openai/gpt-4o", base_url=server.url, memoize=False)
+    log = _inspect_run(saved[benchmark], model, tmp_path)
     assert _messages(server) == sent_by_gavel  # same prompts, same pixels, same frames
     metrics = _log_metrics(log)
     _assert_same(metrics, scored_by_gavel(benchmark, data, generated, tmp_path / "g.json"))
     _assert_same(metrics, scored_by_gavel(benchmark, data, log.location, tmp_path / "l.json"))
 
 
-def _messages(server) -> dict[str, list]:
-    """What each request asked, by prompt: the text and image URLs of its messages, in order
+def _messages(server) -> list[tuple]:
+    """What the requests asked, in any order: each one's text and image URLs, in its order
     (inspect adds OpenAI's optional image ``detail``; gavel leaves it out)."""
-    asked = {}
+    asked = []
     for _, body, _ in server.received:
         parts = []
         for message in body["messages"]:
@@ -130,8 +132,8 @@ def _messages(server) -> dict[str, list]:
             for part in content:
                 value = part["text"] if part["type"] == "text" else part["image_url"]["url"]
                 parts.append((message["role"], part["type"], value))
-        asked["".join(p[2] for p in parts if p[1] == "text")] = parts
-    return asked
+        asked.append(tuple(parts))
+    return sorted(asked)
 
 
 def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, fake, tmp_path):
@@ -144,7 +146,7 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
     env = dict(os.environ, OPENAI_BASE_URL=server.url, OPENAI_API_KEY="sk-test-loopback")
     done = subprocess.run(
         [sys.executable, "-m", "inspect_ai", "eval", "gavel/gavel",
-         "-T", f"data={saved['gavel'].data}", "-T", "bootstrap=0",
+         "-T", f"data={saved['gavel'].data}",
          "--model", "openai/gpt-4o", "--log-dir", str(tmp_path / "logs"),
          "--display", "plain"],
         capture_output=True, text=True, env=env, timeout=300,

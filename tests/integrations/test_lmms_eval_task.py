@@ -126,7 +126,7 @@ def exported(saved, gavel_main, tmp_path) -> Path:
     out = tmp_path / "tasks"
     for answers in saved.values():
         code, text = gavel_main("export", "lmms-eval", out, "--benchmark", answers.benchmark,
-                                "--data", answers.data, "--bootstrap", 0)  # fmt: skip
+                                "--data", answers.data)  # fmt: skip
         assert code == 0, text
     return out
 

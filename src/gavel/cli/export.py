@@ -68,17 +68,9 @@ def export() -> None:
     default=None,
     help="With --fps: at most M frames per video [default: 32].",
 )
-@click.option(
-    "--bootstrap",
-    "resamples",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples of the scoring (intervals are in gavel score's results.json).",
-)
 def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | None,
               box_format: str, thinking: bool, answer_rule: str, frames: int | None,
-              fps: float | None, max_frames: int | None, resamples: int) -> None:  # fmt: skip
+              fps: float | None, max_frames: int | None) -> None:  # fmt: skip
     """Write OUT/BENCHMARK/ (YAML, utils.py, docs.jsonl): an lmms-eval task that asks gavel's
     prompts and scores with gavel's scorer.
 
@@ -95,7 +87,7 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
         raise click.UsageError("give --frames (a count) or --fps (a rate), not both")
     options = TaskOptions(
         image_root=str(image_root) if image_root else None, box_format=box_format,
-        thinking=thinking, answer_rule=answer_rule, resamples=resamples,
+        thinking=thinking, answer_rule=answer_rule,
     )  # fmt: skip
     folder = export_task(
         out, benchmark, data_file, options, frames=frames, fps=fps, max_frames=max_frames

@@ -52,7 +52,9 @@ class TaskOptions:
     """Every setting of a benchmark that an integration passes on; each benchmark reads its own.
 
     The defaults are ``gavel generate``'s and ``gavel score``'s with an ``openai:`` model:
-    boxes in pixels of the image as sent, the official answer rules, 1,000 bootstrap resamples.
+    boxes in pixels of the image as sent, the official answer rules. The integrations report
+    metrics, never intervals, so they score without the bootstrap (``resamples=0``); the
+    metrics do not depend on it.
     """
 
     image_root: str | None = None
@@ -63,7 +65,7 @@ class TaskOptions:
     mode: str = "official"
     empty_groups: str = "null"
     answer_rule: str = "official"
-    resamples: int = 1000
+    resamples: int = 0
     seed: int = 0
 
     def as_dict(self) -> dict[str, Any]:

@@ -162,14 +162,11 @@ def gavel(
     match: str = "union",
     max_image_side: int | None = None,
     image_format: str = "auto",
-    bootstrap: int = 1000,
-    seed: int = 0,
 ) -> Task:
     """GAVEL: is the caption hallucinated, why, and where (boxes in ``box_format``)."""
     options = api.TaskOptions(
-        image_root=image_root, box_format=box_format, prompt=prompt, match=match,
-        resamples=bootstrap, seed=seed,
-    )  # fmt: skip
+        image_root=image_root, box_format=box_format, prompt=prompt, match=match
+    )
     return _task("gavel", data, options, max_image_side=max_image_side, image_format=image_format)
 
 
@@ -182,14 +179,11 @@ def detailverify(
     empty_groups: str = "null",
     max_image_side: int | None = None,
     image_format: str = "auto",
-    bootstrap: int = 1000,
-    seed: int = 0,
 ) -> Task:
     """DetailVerifyBench: tag the hallucinated words of a long caption."""
     options = api.TaskOptions(
-        image_root=image_root, thinking=thinking, mode=mode, empty_groups=empty_groups,
-        resamples=bootstrap, seed=seed,
-    )  # fmt: skip
+        image_root=image_root, thinking=thinking, mode=mode, empty_groups=empty_groups
+    )
     return _task(
         "detailverify", data, options, max_image_side=max_image_side, image_format=image_format
     )
@@ -204,13 +198,9 @@ def videohallucer(
     fps: float | None = None,
     max_frames: int | None = None,
     max_image_side: int | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
 ) -> Task:
     """VideoHallucer: paired yes/no questions; each video is sent as its sampled frames."""
-    options = api.TaskOptions(
-        image_root=video_root, answer_rule=answer_rule, resamples=bootstrap, seed=seed
-    )
+    options = api.TaskOptions(image_root=video_root, answer_rule=answer_rule)
     return _task(
         "videohallucer", data, options, max_image_side=max_image_side, frames=frames,
         fps=fps, max_frames=max_frames,
