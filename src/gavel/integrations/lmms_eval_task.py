@@ -25,8 +25,6 @@ from gavel.io.files import write_together
 
 #: Tokens lmms-eval lets a model write per answer (``gavel generate``'s default).
 MAX_NEW_TOKENS = 1024
-#: What ``docs.jsonl`` holds per document.
-DOC_FIELDS = ("id", "prompt", "media")
 
 
 def metric_key(name: str) -> str:
