@@ -35,6 +35,10 @@ COMMANDS = {
         "gavel.cli.demo:demo",
         "Run gavel end to end, offline, in well under a minute, and print three tables.",
     ),
+    "export": LazyCommand(
+        "gavel.cli.export:export",
+        "Write gavel's benchmarks as task folders of other evaluation frameworks.",
+    ),
     "generate": LazyCommand(
         "gavel.cli.generate:generate",
         "Ask a model about every sample; each answer is saved verbatim as soon as it arrives.",

@@ -246,7 +246,8 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     "--predictions",
     type=click.Path(path_type=Path),
     required=True,
-    help="Predictions JSONL, one line per sample (raw response and/or parsed fields).",
+    help="Predictions JSONL, one line per sample (raw response and/or parsed fields), or an "
+    "inspect_ai .eval log (docs/integrations.md).",
 )
 @click.option(
     "--out",

@@ -41,11 +41,15 @@ def check_prediction(path: Path, number: int, prediction: Prediction) -> None:
 
 
 class PredictionReader:
-    """Streams predictions, rejecting empty or duplicate ids with their line numbers."""
+    """Streams predictions, rejecting empty or duplicate ids with their line numbers.
+
+    An inspect_ai ``.eval`` log is read as the predictions file it stands for (one line per
+    sample, numbered in the log's order; gavel.integrations.inspect_log).
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._reader = HashingReader(self.path)
+        self._reader = _lines_of(self.path)
         self.count = 0
 
     def __iter__(self) -> Iterator[Prediction]:
@@ -70,3 +74,9 @@ class PredictionReader:
     @property
     def sha256(self) -> str:
         return self._reader.sha256
+
+
+def _lines_of(path: Path):
+    from gavel.integrations.inspect_log import InspectLogLines, is_inspect_log
+
+    return InspectLogLines(path) if is_inspect_log(path) else HashingReader(path)

@@ -1,0 +1,95 @@
+"""``gavel export``: gavel's benchmarks as task folders of other evaluation frameworks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gavel.cli.options import FiniteFloat
+from gavel.parsing import convention_names
+
+BENCHMARKS = ("gavel", "detailverify", "videohallucer")
+
+
+@click.group()
+def export() -> None:
+    """Write gavel's benchmarks as task folders of other evaluation frameworks."""
+
+
+@export.command("lmms-eval")
+@click.argument("out", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--benchmark", type=click.Choice(BENCHMARKS), default="gavel", show_default=True)
+@click.option(
+    "--data",
+    "data_file",
+    type=click.Path(path_type=Path, exists=True),
+    required=True,
+    help="Gold data, as for gavel score (GAVEL or DetailVerifyBench JSONL, the VideoHallucer "
+    "folder or one category's JSON file).",
+)
+@click.option(
+    "--image-root",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    default=None,
+    help="Folder the image (VideoHallucer: video) paths are relative to [default: as gavel "
+    "generate].",
+)
+@click.option(
+    "--box-format",
+    type=click.Choice(convention_names()),
+    default="pixel",
+    show_default=True,
+    help="GAVEL: the box convention the prompt asks for and the scorer reads.",
+)
+@click.option("--thinking", is_flag=True, help="DetailVerifyBench: the thinking-mode prompt.")
+@click.option(
+    "--answer-rule",
+    type=click.Choice(["official", "strict"]),
+    default="official",
+    show_default=True,
+    help="VideoHallucer: how answers are read (as gavel score).",
+)
+@click.option(
+    "--frames",
+    type=click.IntRange(min=1),
+    default=None,
+    help="VideoHallucer: frames given per video, spread evenly [default: 8].",
+)
+@click.option(
+    "--fps",
+    type=FiniteFloat(min=0, min_open=True),
+    default=None,
+    help="VideoHallucer: instead of --frames, one frame every 1/F seconds.",
+)
+@click.option(
+    "--max-frames",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --fps: at most M frames per video [default: 32].",
+)
+def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | None,
+              box_format: str, thinking: bool, answer_rule: str, frames: int | None,
+              fps: float | None, max_frames: int | None) -> None:  # fmt: skip
+    """Write OUT/BENCHMARK/ (YAML, utils.py, docs.jsonl): an lmms-eval task that asks gavel's
+    prompts and scores with gavel's scorer.
+
+    \b
+    Run it with:  lmms-eval --include_path OUT --tasks BENCHMARK --model ...
+    Export the other benchmarks into the same OUT to run them together.
+    """
+    from gavel.integrations._gavel_api import TaskOptions
+    from gavel.integrations.lmms_eval_task import export_task
+
+    if max_frames is not None and fps is None:
+        raise click.UsageError("--max-frames caps the --fps sampling: give --fps too")
+    if frames is not None and fps is not None:
+        raise click.UsageError("give --frames (a count) or --fps (a rate), not both")
+    options = TaskOptions(
+        image_root=str(image_root) if image_root else None, box_format=box_format,
+        thinking=thinking, answer_rule=answer_rule,
+    )  # fmt: skip
+    folder = export_task(
+        out, benchmark, data_file, options, frames=frames, fps=fps, max_frames=max_frames
+    )
+    click.echo(f"wrote {folder}; run: lmms-eval --include_path {out} --tasks {benchmark}", err=True)

@@ -1,0 +1,207 @@
+"""gavel's three benchmarks as inspect_ai tasks: ``inspect eval gavel/gavel -T data=FILE``.
+
+inspect_ai finds this module through the ``inspect_ai`` entry point of the ``gavel-eval``
+distribution. Each task asks what ``gavel generate`` asks (gavel's loader, prompt and message
+content, videos as their sampled frames) and scores with gavel's own scorer, so any inspect
+provider, its batch mode and its log viewer give the numbers ``gavel score`` gives on the same
+answers. A finished log is also a predictions file: ``gavel score --predictions LOG.eval``.
+
+The per-sample score is gavel's per-sample record (outcome, verdicts, ...); the metrics are the
+whole run scored at once, every number of ``results.json`` under its dotted name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.solver import Generate, TaskState, generate, solver
+
+from gavel.integrations import _gavel_api as api
+from gavel.integrations.inspect_log import PREDICTION_KEY, finish_reason
+from gavel.models.base import Request
+
+
+def _task_name(short: str) -> str:
+    """The name to register so that the task is found as ``gavel/<short>``.
+
+    inspect prefixes the package name itself when gavel is installed into site-packages (a
+    wheel) and not when it runs from a source checkout (an editable install of
+    ``gavel-eval``, whose import name differs), so ask inspect which it will do.
+    """
+    try:
+        from inspect_ai._util.registry import registry_name
+
+        qualified = registry_name(_task_name, short)
+    except ImportError:  # a future inspect without this helper: the checkout case
+        qualified = short
+    return short if qualified == f"gavel/{short}" else f"gavel/{short}"
+
+
+@solver
+def gavel_message(builder_options: dict[str, Any], requests: dict[str, Request]):
+    """Replace the sample's input by the message gavel sends: its images, then its prompt."""
+    builder = api.MessageBuilder(**builder_options)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        request = requests[str(state.sample_id)]
+        if request.images:
+            parts, sent = await asyncio.to_thread(builder.content, request)
+            content: Any = [
+                ContentImage(image=part["image_url"]["url"])
+                if part["type"] == "image_url"
+                else ContentText(text=part["text"])
+                for part in parts
+            ]
+        else:
+            content, sent = request.prompt, None
+        state.messages = [ChatMessageUser(content=content)]
+        state.metadata["sent_size"] = list(sent) if sent else None
+        return state
+
+    return solve
+
+
+@metric
+def gavel_metrics(benchmark: str, data: str, options: dict[str, Any]) -> Metric:
+    """Every number ``gavel score`` reports for these answers (scored as one run)."""
+    settings = api.TaskOptions(**options)
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        answers = [
+            api.prediction_from_dict(item.score.metadata[PREDICTION_KEY])
+            for item in scores
+            if item.score.metadata and PREDICTION_KEY in item.score.metadata
+        ]
+        result, _ = api.evaluate(benchmark, data, answers, settings)
+        return api.flat_metrics(result)
+
+    return compute
+
+
+@scorer(metrics=[])
+def gavel_scorer(benchmark: str, data: str, options: dict[str, Any]):
+    """gavel's per-sample score, with the answer kept as a predictions line."""
+    settings = api.TaskOptions(**options)
+    per_sample = api.SampleScorer(benchmark, data, settings)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        output = state.output
+        usage = output.usage
+        answer = api.prediction(
+            str(state.sample_id),
+            output.completion,
+            model=output.model or None,
+            box_format=settings.box_format,
+            sent_size=state.metadata.get("sent_size"),
+            finish_reason=finish_reason(output.stop_reason),
+            prompt_tokens=usage.input_tokens if usage else None,
+            completion_tokens=usage.output_tokens if usage else None,
+        )
+        scored = per_sample.score(answer)
+        return Score(
+            value=api.score_values(scored),
+            answer=output.completion,
+            explanation=scored.detail or str(scored.outcome),
+            metadata={PREDICTION_KEY: api.prediction_to_dict(answer)},
+        )
+
+    return score
+
+
+def _task(
+    benchmark: str,
+    data: str,
+    options: api.TaskOptions,
+    *,
+    max_image_side: int | None = None,
+    frames: int | None = None,
+    fps: float | None = None,
+    max_frames: int | None = None,
+    image_format: str = "auto",
+) -> Task:
+    if not data:
+        raise ValueError(f"gavel/{benchmark} needs its data: -T data=PATH")
+    builder_options = {
+        "max_image_side": max_image_side,
+        "frames": frames,
+        "fps": fps,
+        "max_frames": max_frames,
+        "image_format": image_format,
+    }
+    sampling = api.MessageBuilder(**builder_options).frames
+    requests = api.load_requests(benchmark, data, options, sampling)
+    samples = [
+        Sample(
+            id=request.sample_id,
+            input=request.prompt,
+            metadata={"media": [str(path) for path in request.images], **request.fields},
+        )
+        for request in requests
+    ]
+    settings = options.as_dict()
+    return Task(
+        dataset=MemoryDataset(samples, name=benchmark, location=str(data)),
+        solver=[gavel_message(builder_options, {r.sample_id: r for r in requests}), generate()],
+        scorer=gavel_scorer(benchmark, str(data), settings),
+        metrics=[gavel_metrics(benchmark, str(data), settings)],
+        metadata={"gavel_benchmark": benchmark, "gavel_options": settings, "frames": sampling},
+    )
+
+
+@task(name=_task_name("gavel"))
+def gavel(
+    data: str = "",
+    image_root: str | None = None,
+    box_format: str = "pixel",
+    prompt: str | None = None,
+    match: str = "union",
+    max_image_side: int | None = None,
+    image_format: str = "auto",
+) -> Task:
+    """GAVEL: is the caption hallucinated, why, and where (boxes in ``box_format``)."""
+    options = api.TaskOptions(
+        image_root=image_root, box_format=box_format, prompt=prompt, match=match
+    )
+    return _task("gavel", data, options, max_image_side=max_image_side, image_format=image_format)
+
+
+@task(name=_task_name("detailverify"))
+def detailverify(
+    data: str = "",
+    image_root: str | None = None,
+    thinking: bool = False,
+    mode: str = "official",
+    empty_groups: str = "null",
+    max_image_side: int | None = None,
+    image_format: str = "auto",
+) -> Task:
+    """DetailVerifyBench: tag the hallucinated words of a long caption."""
+    options = api.TaskOptions(
+        image_root=image_root, thinking=thinking, mode=mode, empty_groups=empty_groups
+    )
+    return _task(
+        "detailverify", data, options, max_image_side=max_image_side, image_format=image_format
+    )
+
+
+@task(name=_task_name("videohallucer"))
+def videohallucer(
+    data: str = "",
+    video_root: str | None = None,
+    answer_rule: str = "official",
+    frames: int | None = None,
+    fps: float | None = None,
+    max_frames: int | None = None,
+    max_image_side: int | None = None,
+) -> Task:
+    """VideoHallucer: paired yes/no questions; each video is sent as its sampled frames."""
+    options = api.TaskOptions(image_root=video_root, answer_rule=answer_rule)
+    return _task(
+        "videohallucer", data, options, max_image_side=max_image_side, frames=frames,
+        fps=fps, max_frames=max_frames,
+    )  # fmt: skip

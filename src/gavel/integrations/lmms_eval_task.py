@@ -1,0 +1,188 @@
+"""gavel's benchmarks as lmms-eval tasks: ``gavel export lmms-eval DIR``, then
+``lmms-eval --include_path DIR --tasks gavel``.
+
+:func:`export_task` writes one folder per benchmark under ``DIR``: the task's YAML, its
+``utils.py`` and ``docs.jsonl`` (one document per request, with gavel's prompt and the
+absolute paths of its image or video). lmms-eval loads the documents with ``datasets``' JSON
+reader (no Hub), asks the model with gavel's prompt, and hands the answers to ``utils.py``,
+whose functions are the ones below: the images (a video as gavel's sampled frames), the prompt,
+and aggregations that score the whole run with gavel's own scorer, so each lmms-eval metric is
+the number ``gavel score`` gives on the same answers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import pprint
+import re
+from pathlib import Path
+from typing import Any
+
+from gavel.integrations import _gavel_api as api
+from gavel.io.files import write_together
+
+#: Tokens lmms-eval lets a model write per answer (``gavel generate``'s default).
+MAX_NEW_TOKENS = 1024
+
+
+def metric_key(name: str) -> str:
+    """An lmms-eval metric name for a gavel metric: ``grounding.A@0.5`` -> ``grounding_A_0_5``."""
+    return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
+
+
+def export_task(
+    out: Path,
+    benchmark: str,
+    data: Path,
+    options: api.TaskOptions,
+    *,
+    frames: int | None = None,
+    fps: float | None = None,
+    max_frames: int | None = None,
+) -> Path:
+    """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder."""
+    api.check_benchmark(benchmark)
+    data = data.resolve()
+    if options.image_root:
+        options = api.TaskOptions(
+            **{**options.as_dict(), "image_root": str(Path(options.image_root).resolve())}
+        )
+    sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
+    described = api.describe_sampling(**sampling)  # checks the sampling flags
+    requests = api.load_requests(benchmark, data, options, described)
+    folder = out / benchmark
+    docs = b"".join(
+        json.dumps(
+            {
+                "id": r.sample_id,
+                "prompt": r.prompt,
+                "media": [str(Path(p).resolve()) for p in r.images],
+            }
+        ).encode()
+        + b"\n"
+        for r in requests
+    )
+    settings = {
+        "benchmark": benchmark,
+        "data": str(data),
+        "options": options.as_dict(),
+        "sampling": sampling,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    write_together(
+        [
+            (folder / "docs.jsonl", docs),
+            (folder / "utils.py", _utils_source(settings).encode()),
+            (folder / f"{benchmark}.yaml", _yaml(benchmark, folder / "docs.jsonl").encode()),
+        ]
+    )
+    return folder
+
+
+def _yaml(benchmark: str, docs: Path) -> str:
+    metrics = "".join(
+        f"  - metric: {metric_key(name)}\n"
+        f"    aggregation: !function utils.{metric_key(name)}\n"
+        "    higher_is_better: true\n"
+        for name in api.HEADLINE_METRICS[benchmark]
+    )
+    return (
+        f"# gavel's {benchmark} benchmark for lmms-eval (written by gavel export lmms-eval).\n"
+        "# Prompts and media are gavel's; the metrics are gavel's scorer on the whole run.\n"
+        f"task: {benchmark}\n"
+        "dataset_path: json\n"
+        "dataset_kwargs:\n"
+        "  data_files:\n"
+        f"    test: {json.dumps(str(docs.resolve()))}\n"
+        "test_split: test\n"
+        "output_type: generate_until\n"
+        "doc_to_visual: !function utils.doc_to_visual\n"
+        "doc_to_text: !function utils.doc_to_text\n"
+        "doc_to_target: id\n"
+        "generation_kwargs:\n"
+        f"  max_new_tokens: {MAX_NEW_TOKENS}\n"
+        "  temperature: 0\n"
+        "  do_sample: false\n"
+        "process_results: !function utils.process_results\n"
+        "metric_list:\n"
+        f"{metrics}"
+        "metadata:\n"
+        "  - version: 1.0\n"
+    )
+
+
+def _utils_source(settings: dict[str, Any]) -> str:
+    aggregations = "".join(
+        f"{metric_key(name)} = task.aggregation({name!r})\n"
+        for name in api.HEADLINE_METRICS[settings["benchmark"]]
+    )
+    return (
+        f'"""lmms-eval functions of gavel\'s {settings["benchmark"]} task (written by gavel export '
+        "lmms-eval).\n\nEach calls gavel (which must be importable where lmms-eval runs); the "
+        'aggregations score\nthe whole run with gavel\'s scorer.\n"""\n\n'
+        "from gavel.integrations.lmms_eval_task import GavelTask\n\n"
+        f"task = GavelTask({pprint.pformat(settings, sort_dicts=False)})\n\n"
+        "doc_to_visual = task.doc_to_visual\n"
+        "doc_to_text = task.doc_to_text\n"
+        "process_results = task.process_results\n"
+        f"{aggregations}"
+    )
+
+
+class GavelTask:
+    """The functions an exported task's ``utils.py`` hands to lmms-eval."""
+
+    def __init__(self, settings: dict[str, Any]):
+        self.benchmark = settings["benchmark"]
+        self.data = settings["data"]
+        self.options = api.TaskOptions(**settings["options"])
+        self.sampling = settings.get("sampling") or {}
+        self.metrics = api.HEADLINE_METRICS[self.benchmark]
+
+    def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
+        """The images gavel sends: an image file as it is, a video as gavel's sampled frames."""
+        from PIL import Image
+
+        from gavel.media.frames import sample_frames
+        from gavel.media.sampling import sampling_from_options
+        from gavel.models.openai_compat import VIDEO_SUFFIXES
+
+        visuals: list[Any] = []
+        for path in doc["media"]:
+            if Path(path).suffix.lower() in VIDEO_SUFFIXES:
+                frames = sample_frames(Path(path), sampling_from_options(**self.sampling))
+                visuals.extend(Image.fromarray(frame) for frame in frames.images)
+            else:
+                with Image.open(path) as image:
+                    visuals.append(image.convert("RGB"))
+        return visuals
+
+    def doc_to_text(self, doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> str:
+        return doc["prompt"]
+
+    def process_results(self, doc: dict[str, Any], results: list[str], **_: Any) -> dict:
+        """The answer for every metric (each aggregation scores the whole run)."""
+        item = {"id": doc["id"], "response": results[0] if results else None}
+        return {metric_key(name): item for name in self.metrics}
+
+    def aggregation(self, name: str):
+        """The lmms-eval aggregation of gavel metric ``name`` (NaN when gavel reports none)."""
+
+        def aggregate(items: list[dict[str, Any]]) -> float:
+            value = self.score(json.dumps(items, sort_keys=True)).get(name)
+            return math.nan if value is None else value
+
+        aggregate.__name__ = metric_key(name)
+        return aggregate
+
+    @functools.lru_cache(maxsize=4)  # noqa: B019 - one task object per exported folder
+    def score(self, items_json: str) -> dict[str, float]:
+        """gavel's metrics of a run (computed once for all of the task's metrics)."""
+        answers = [
+            api.prediction(item["id"], item["response"], box_format=self.options.box_format)
+            for item in json.loads(items_json)
+        ]
+        result, _ = api.evaluate(self.benchmark, self.data, answers, self.options)
+        return api.flat_metrics(result)

@@ -1,0 +1,133 @@
+"""``gavel export lmms-eval``: the task folder, its functions run as lmms-eval would call them
+(without lmms-eval, which tests/integrations installs), and what bad input gives."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from gavel.examples import example_dir
+
+PHOTOS = example_dir("photos")
+GOLD = PHOTOS / "gavel.jsonl"
+ANSWERS = PHOTOS / "predictions" / "gpt.jsonl"
+
+
+def _utils(folder):
+    spec = importlib.util.spec_from_file_location(f"utils_{folder.name}", folder / "utils.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_folder_holds_the_task_docs_and_functions(gavel_main, tmp_path):
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
+    assert code == 0, text
+    folder = tmp_path / "tasks" / "gavel"
+    assert sorted(p.name for p in folder.iterdir()) == ["docs.jsonl", "gavel.yaml", "utils.py"]
+    yaml = pytest.importorskip("yaml")
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("function", node.value))
+    config = yaml.load((folder / "gavel.yaml").read_text(), Loader=Loader)
+    assert config["task"] == "gavel"
+    assert config["dataset_path"] == "json"
+    assert config["process_results"] == ("function", "utils.process_results")
+    names = [m["metric"] for m in config["metric_list"]]
+    assert names == [
+        "verification_accuracy", "verification_f1", "grounding_A_0_3", "grounding_A_0_5",
+        "grounding_A_0_7",
+    ]  # fmt: skip
+    assert all(
+        m["aggregation"] == ("function", f"utils.{m['metric']}") for m in config["metric_list"]
+    )
+    docs = [json.loads(line) for line in (folder / "docs.jsonl").read_text().splitlines()]
+    gold = [json.loads(line) for line in GOLD.read_text().splitlines()]
+    assert [d["id"] for d in docs] == [g["id"] for g in gold]
+    for doc, sample in zip(docs, gold, strict=True):
+        assert sample["caption"] in doc["prompt"]
+        assert doc["media"] == [str((PHOTOS / sample["image"]).resolve())]
+
+
+def test_prompts_are_the_ones_gavel_generate_sends(gavel_main, server, fake, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    code, text = gavel_main("generate", "--data", GOLD, "--model", "openai:m", "--base-url",
+                            server.url, "--out", tmp_path / "p.jsonl", "--no-cache",
+                            "--no-progress")  # fmt: skip
+    assert code == 0, text
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
+    assert code == 0, text
+    docs = (tmp_path / "tasks" / "gavel" / "docs.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["prompt"] for line in docs) == sorted(server.prompts)
+
+
+def test_aggregations_are_gavel_score(gavel_main, tmp_path):
+    """The functions lmms-eval calls, called the same way on saved answers."""
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD,
+                            "--box-format", "pixel")  # fmt: skip
+    assert code == 0, text
+    utils = _utils(tmp_path / "tasks" / "gavel")
+    docs = [json.loads(line) for line in (tmp_path / "tasks/gavel/docs.jsonl").open()]
+    # lmms-eval gives the model the image as it is: boxes are pixels of the original image.
+    said = {
+        line["id"]: {"id": line["id"], "response": line["response"], "box_format": "pixel"}
+        for line in map(json.loads, ANSWERS.open())
+    }
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(line) + "\n" for line in said.values()))
+    items: dict[str, list] = {}
+    for doc in docs:
+        (image,) = utils.doc_to_visual(doc)
+        assert image.mode == "RGB"
+        assert utils.doc_to_text(doc) == doc["prompt"]
+        for metric, item in utils.process_results(doc, [said[doc["id"]]["response"]]).items():
+            items.setdefault(metric, []).append(item)
+    got = {metric: getattr(utils, metric)(found) for metric, found in items.items()}
+
+    code, text = gavel_main("score", "--data", GOLD, "--predictions", answers, "--bootstrap", 0,
+                            "--out", tmp_path / "r.json")  # fmt: skip
+    assert code == 0, text
+    metrics = json.loads((tmp_path / "r.json").read_text())["metrics"]
+    assert got == pytest.approx(
+        {
+            "verification_accuracy": metrics["verification"]["accuracy"],
+            "verification_f1": metrics["verification"]["f1"],
+            "grounding_A_0_3": metrics["grounding"]["A@0.3"],
+            "grounding_A_0_5": metrics["grounding"]["A@0.5"],
+            "grounding_A_0_7": metrics["grounding"]["A@0.7"],
+        }
+    )
+    assert 0 < got["verification_accuracy"] < 100
+
+
+def test_bad_input_is_one_clear_message(gavel_main, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(GOLD.read_text().splitlines()[0] + "\n{not json\n")
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "t", "--data", bad)
+    assert code == 2 and "bad.jsonl, line 2" in text and "Traceback" not in text
+    assert not (tmp_path / "t" / "gavel").exists() or not any((tmp_path / "t" / "gavel").iterdir())
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "t", "--data", GOLD,
+                            "--max-frames", 4)  # fmt: skip
+    assert code == 2 and "--max-frames caps the --fps sampling" in text
+
+
+def test_help_imports_no_heavy_library(tmp_path):
+    import subprocess
+
+    script = (
+        "import sys; from gavel.cli.main import main\n"
+        "try: main(['export', 'lmms-eval', '--help'])\n"
+        "except SystemExit: pass\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.strip().splitlines()[-1].replace("'", '"')))
+    assert not loaded & {"openai", "torch", "av", "scipy", "matplotlib", "inspect_ai", "PIL"}

@@ -1,0 +1,165 @@
+"""gavel's benchmarks run through inspect_ai: inspect's mockllm model and inspect's openai
+provider on a real loopback server, each log's metrics compared one by one with ``gavel score``
+on the same answers (the saved answers file, and the log itself read as predictions)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+BENCHMARKS = ("gavel", "detailverify", "videohallucer")
+HEADLINE = {
+    "gavel": "verification.accuracy",
+    "detailverify": "token.f1",
+    "videohallucer": "overall",
+}
+
+
+def _asked(messages) -> tuple[str, list[str]]:
+    """The prompt and image URLs of inspect's last message."""
+    content = messages[-1].content
+    if isinstance(content, str):
+        return content, []
+    text = "".join(part.text for part in content if part.type == "text")
+    return text, [part.image for part in content if part.type == "image"]
+
+
+def _log_metrics(log) -> dict[str, float]:
+    (scores,) = log.results.scores
+    return {name: item.value for name, item in scores.metrics.items()}
+
+
+def _assert_same(got: dict[str, float], expected: dict[str, float]) -> None:
+    assert set(got) == set(expected)
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, abs=1e-9), name
+
+
+def _inspect_run(saved, model, tmp_path, **task_args):
+    (log,) = inspect_eval(
+        f"gavel/{saved.benchmark}",
+        task_args={"data": str(saved.data), **task_args},
+        model=model,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_mockllm_run_scores_as_gavel_score(benchmark, saved, scored_by_gavel, tmp_path):
+    answers = saved[benchmark]
+
+    def reply(messages, tools, tool_choice, config):
+        output = ModelOutput.from_content("mockllm/model", answers.answer(*_asked(messages)))
+        # Given usage spares mockllm counting tokens (tiktoken would download its table).
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+        return output
+
+    model = get_model("mockllm/model", custom_outputs=reply)
+    log = _inspect_run(saved[benchmark], model, tmp_path)
+    metrics = _log_metrics(log)
+    data = saved[benchmark].data
+    from_answers = scored_by_gavel(
+        benchmark, data, saved[benchmark].predictions, tmp_path / "a.json"
+    )
+    from_log = scored_by_gavel(benchmark, data, log.location, tmp_path / "l.json")
+    _assert_same(metrics, from_answers)
+    _assert_same(from_log, from_answers)
+    total = len(answers.by_message)
+    assert metrics["counts.total"] == total
+    assert 0 < metrics[HEADLINE[benchmark]] < 100  # the spoiled answers count
+    # Every sample keeps gavel's per-sample score and its answer verbatim.
+    saved_answers = {
+        line["id"]: line["response"]
+        for line in map(json.loads, answers.predictions.read_text().splitlines())
+    }
+    for sample in log.samples:
+        (score,) = sample.scores.values()
+        assert score.answer == saved_answers[sample.id]
+        assert isinstance(score.value, dict) and "ok" in score.value
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_openai_provider_sends_what_gavel_generate_sends(
+    benchmark, saved, scored_by_gavel, server, fake, gavel_main, tmp_path, monkeypatch
+):
+    answers = saved[benchmark]
+    server.reply = lambda body, number: answers.answer(
+        fake.prompt_text(body), fake.image_urls(body)
+    )
+    data = saved[benchmark].data
+    generated = tmp_path / "generated.jsonl"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    code, text = gavel_main("generate", "--benchmark", benchmark, "--data", data, "--model",
+                            "openai:gpt-4o", "--base-url", server.url, "--out", generated,
+                            "--no-progress", "--no-cache")  # fmt: skip
+    assert code == 0, text
+    sent_by_gavel = _messages(server)
+    server.received.clear()
+
+    # A fresh model for this server (inspect keeps models by name; the command-line test below
+    # gives the server through OPENAI_BASE_URL).
+    model = get_model("openai/gpt-4o", base_url=server.url, memoize=False)
+    log = _inspect_run(saved[benchmark], model, tmp_path)
+    assert _messages(server) == sent_by_gavel  # same prompts, same pixels, same frames
+    metrics = _log_metrics(log)
+    _assert_same(metrics, scored_by_gavel(benchmark, data, generated, tmp_path / "g.json"))
+    _assert_same(metrics, scored_by_gavel(benchmark, data, log.location, tmp_path / "l.json"))
+
+
+def _messages(server) -> list[tuple]:
+    """What the requests asked, in any order: each one's text and image URLs, in its order
+    (inspect adds OpenAI's optional image ``detail``; gavel leaves it out)."""
+    asked = []
+    for _, body, _ in server.received:
+        parts = []
+        for message in body["messages"]:
+            content = message["content"]
+            if isinstance(content, str):
+                parts.append((message["role"], "text", content))
+                continue
+            for part in content:
+                value = part["text"] if part["type"] == "text" else part["image_url"]["url"]
+                parts.append((message["role"], part["type"], value))
+        asked.append(tuple(parts))
+    return sorted(asked)
+
+
+def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, fake, tmp_path):
+    """``inspect eval gavel/gavel -T data=...`` as a user types it, then ``gavel score`` on
+    the .eval log it wrote."""
+    answers = saved["gavel"]
+    server.reply = lambda body, number: answers.answer(
+        fake.prompt_text(body), fake.image_urls(body)
+    )
+    env = dict(os.environ, OPENAI_BASE_URL=server.url, OPENAI_API_KEY="sk-test-loopback")
+    done = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "eval", "gavel/gavel",
+         "-T", f"data={saved['gavel'].data}",
+         "--model", "openai/gpt-4o", "--log-dir", str(tmp_path / "logs"),
+         "--display", "plain"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (log_file,) = (tmp_path / "logs").glob("*.eval")
+    scored = subprocess.run(
+        [sys.executable, "-m", "gavel", "score", "--data", str(saved["gavel"].data),
+         "--predictions", str(log_file), "--out", str(tmp_path / "r.json"), "--bootstrap", "0"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert "gpt-4o" in scored.stdout  # the row is named after the log's model
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["counts"]["total"] == len(answers.by_message)
+    assert result["manifest"]["predictions_file"] == str(log_file)

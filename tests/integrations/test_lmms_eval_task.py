@@ -1,0 +1,188 @@
+"""``gavel export lmms-eval``: the exported tasks loaded by lmms-eval itself.
+
+lmms-eval is installed by the test (from the package index, ``--no-deps``, into a folder of
+pytest's cache) with only the few libraries it imports that this environment lacks, so nothing
+installed here changes. Two checks per benchmark, each against ``gavel score``:
+
+- the task's own ``process_results`` and aggregations, called by lmms-eval's task object on the
+  saved answers;
+- a whole ``lmms-eval`` run offline: its ``openai`` model asks a real loopback server, which
+  answers with the saved answers; lmms-eval's metrics are compared with ``gavel score`` on the
+  answers its sample log holds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+LMMS_EVAL = "lmms-eval==0.7.3"
+#: (module, requirement) for what lmms-eval imports to load a task, score it and print its
+#: table; a requirement is installed only when its module is missing here.
+NEEDED = [
+    ("loguru", "loguru"), ("pytz", "pytz"), ("pandas", "pandas"), ("datasets", "datasets"),
+    ("multiprocess", "multiprocess"), ("dill", "dill"), ("xxhash", "xxhash"),
+    ("pyarrow", "pyarrow"), ("tenacity", "tenacity"), ("evaluate", "evaluate"),
+    ("sacrebleu", "sacrebleu"), ("portalocker", "portalocker"), ("tabulate", "tabulate"),
+    ("colorama", "colorama"), ("lxml", "lxml"), ("pytablewriter", "pytablewriter"),
+    ("dataproperty", "dataproperty"), ("mbstrdecoder", "mbstrdecoder"),
+    ("pathvalidate", "pathvalidate"), ("tabledata", "tabledata"), ("tcolorpy", "tcolorpy"),
+    ("typepy", "typepy"), ("chardet", "chardet"), ("dotenv", "python-dotenv"),
+    ("accelerate", "accelerate"), ("openai", "openai"), ("yaml", "pyyaml"),
+    # lmms-eval patches filelock internals that filelock 4 no longer has.
+    ("filelock._api", "filelock<4"),
+]  # fmt: skip
+BENCHMARKS = ("gavel", "detailverify", "videohallucer")
+HEADLINE = {
+    "gavel": {"verification_accuracy": "verification.accuracy", "verification_f1":
+              "verification.f1", "grounding_A_0_3": "grounding.A@0.3", "grounding_A_0_5":
+              "grounding.A@0.5", "grounding_A_0_7": "grounding.A@0.7"},
+    "detailverify": {"token_precision": "token.precision", "token_recall": "token.recall",
+                     "token_f1": "token.f1", "sentence_f1": "sentence.f1",
+                     "response_f1": "response.f1"},
+    "videohallucer": {"overall": "overall", "overall_basic": "overall_basic",
+                      "overall_hallucination": "overall_hallucination"},
+}  # fmt: skip
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:
+        return True
+
+
+@pytest.fixture(scope="session")
+def lmms_path(request, tmp_path_factory) -> Path:
+    """A folder holding lmms-eval and what it needs beyond this environment (kept in pytest's
+    cache between runs when the cache is on)."""
+    cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
+    if cache is not None:
+        folder = Path(cache.mkdir("lmms-eval-0.7.3"))
+    else:
+        folder = tmp_path_factory.mktemp("lmms-eval-0.7.3")
+    installed = folder / "site"
+    if not (installed / "lmms_eval").is_dir():
+        staging = Path(tempfile.mkdtemp(prefix="install-", dir=folder))
+        wanted = [LMMS_EVAL] + [req for module, req in NEEDED if _missing(module)]
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+             str(staging), *wanted],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if done.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            pytest.skip(f"lmms-eval could not be installed: {done.stderr.strip()[-500:]}")
+        shutil.rmtree(installed, ignore_errors=True)
+        staging.rename(installed)  # only a complete install is ever found there
+    return installed
+
+
+def _env(lmms_path: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(lmms_path), str(SRC)]),
+        HF_DATASETS_OFFLINE="1",
+        HF_HUB_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf"),
+        HF_DATASETS_CACHE=str(tmp_path / "hf-datasets"),
+        **extra,
+    )
+
+
+#: Loads the exported tasks with lmms-eval and runs their processing and aggregation functions
+#: on saved answers: argv = folder, then task=predictions file pairs; prints the metrics as JSON.
+AGGREGATE = """
+import json, sys
+from lmms_eval.tasks import TaskManager, get_task_dict
+folder, *pairs = sys.argv[1:]
+manager = TaskManager(include_path=folder, include_defaults=False)
+found = {}
+for name, answers in (pair.split("=", 1) for pair in pairs):
+    task = get_task_dict([name], manager)[name]
+    said = {line["id"]: line["response"] for line in map(json.loads, open(answers))}
+    items = {}
+    for doc in task.test_docs():
+        assert task.doc_to_visual(doc), doc["id"]
+        for metric, item in task.process_results(doc, [said[doc["id"]]]).items():
+            items.setdefault(metric, []).append(item)
+    found[name] = {m: task.aggregation()[m](given) for m, given in items.items()}
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture
+def exported(saved, gavel_main, tmp_path) -> Path:
+    """The three benchmarks exported into one folder, as a user would for one lmms-eval run."""
+    out = tmp_path / "tasks"
+    for answers in saved.values():
+        code, text = gavel_main("export", "lmms-eval", out, "--benchmark", answers.benchmark,
+                                "--data", answers.data)  # fmt: skip
+        assert code == 0, text
+    return out
+
+
+def test_task_functions_score_as_gavel_score(saved, lmms_path, exported, scored_by_gavel, tmp_path):
+    pairs = [f"{name}={saved[name].predictions}" for name in BENCHMARKS]
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, str(exported), *pairs],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for benchmark in BENCHMARKS:
+        answers = saved[benchmark]
+        expected = scored_by_gavel(
+            benchmark, answers.data, answers.predictions, tmp_path / f"{benchmark}.json"
+        )
+        got = found[benchmark]
+        assert set(got) == set(HEADLINE[benchmark])
+        for metric, name in HEADLINE[benchmark].items():
+            assert got[metric] == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
+
+
+def test_full_offline_lmms_eval_run(
+    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
+):
+    # lmms-eval re-encodes the images, so the server answers by prompt alone (a question
+    # VideoHallucer asks of two videos gets one answer): what is compared is lmms-eval's
+    # numbers with gavel score on the answers lmms-eval logged.
+    by_prompt = {p: a for answers in saved.values() for p, a in answers.by_prompt.items()}
+    server.reply = lambda body, number: by_prompt[fake.prompt_text(body)]
+    env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
+    done = subprocess.run(
+        [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
+         "model=test-model,num_concurrent=1", "--include_path", str(exported),
+         "--tasks", ",".join(BENCHMARKS), "--output_path", str(tmp_path / "out"),
+         "--log_samples", "--verbosity", "WARNING"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    (results_file,) = (tmp_path / "out").rglob("*_results.json")
+    results = json.loads(results_file.read_text())["results"]
+    for benchmark in BENCHMARKS:
+        answers = saved[benchmark]
+        (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{benchmark}.jsonl")
+        logged = [json.loads(line) for line in samples_file.read_text().splitlines()]
+        assert len(logged) == len(answers.by_message)
+        first = next(iter(HEADLINE[benchmark]))  # each metric's item is (id, answer)
+        predictions = tmp_path / f"{benchmark}.lmms.jsonl"
+        predictions.write_text(
+            "".join(json.dumps({**s[first], "box_format": "pixel"}) + "\n" for s in logged)
+        )
+        expected = scored_by_gavel(
+            benchmark, answers.data, predictions, tmp_path / f"{benchmark}.json"
+        )
+        for metric, name in HEADLINE[benchmark].items():
+            got = results[benchmark][f"{metric},none"]
+            assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
+    assert server.hits == sum(len(answers.by_message) for answers in saved.values())
