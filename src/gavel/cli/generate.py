@@ -23,7 +23,7 @@ from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
-from gavel.models.registry import describe_specs, load_model, spec_prefixes
+from gavel.models.registry import builtin_prefixes, describe_specs, load_model
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
 from gavel.sources import resolve_data
 
@@ -56,8 +56,8 @@ def refuse_foreign_flags(spec: str, given: dict[str, Any]) -> None:
     """A usage error naming the first model flag given (``given``: option -> value) that the
     kind of model ``spec`` names does not take."""
     kind = spec.partition(":")[0]
-    if kind not in spec_prefixes():
-        return  # load_model names the unknown model
+    if kind not in builtin_prefixes():
+        return  # load_model names an unknown model; a plugin's factory judges its options
     for flag, (option, kinds) in MODEL_FLAGS.items():
         if kind not in kinds and given.get(option) not in (None, (), ""):
             names = " and ".join(f"{k}:" for k in kinds)
