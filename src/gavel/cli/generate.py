@@ -11,7 +11,7 @@ import msgspec
 
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import Benchmark, RunSettings
-from gavel.cli import cost
+from gavel.cli import config_file, cost
 from gavel.cli.benchmark_flags import (
     BenchmarkCommand,
     benchmark_values,
@@ -93,6 +93,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 
 
 @click.command(cls=BenchmarkCommand, benchmark_commands=("generate",))
+@config_file.config_option
 @click.option(
     "--benchmark", type=click.Choice(benchmark_names()), default="gavel", show_default=True
 )
@@ -317,6 +318,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     )
     if prepared.selection is not None:
         manifest.settings["selection"] = prepared.selection
+    manifest.settings["configuration"] = config_file.resolved()
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
     if executor == "ray":
