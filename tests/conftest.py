@@ -154,7 +154,11 @@ class PluginSite:
         root.mkdir(parents=True, exist_ok=True)
 
     def install(
-        self, name: str, version: str, entry_points: dict[str, dict[str, str]], files: dict[str, str]
+        self,
+        name: str,
+        version: str,
+        entry_points: dict[str, dict[str, str]],
+        files: dict[str, str],
     ) -> None:
         for relative, text in files.items():
             path = self.root / relative
