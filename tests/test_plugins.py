@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.models.registry import load_model, spec_prefixes
 
@@ -125,3 +127,40 @@ def test_a_plugin_that_is_not_a_benchmark_is_refused_by_name(plugin_site, gavel_
     assert "the benchmark plugin 'odd' (distribution gavel-odd 1.0" in done.err
     assert "is a int, not a gavel.benchmarks.spec.Benchmark" in done.err
     del sys.modules["gavel_odd"]
+
+
+def test_a_plugin_judge_scores_explanations(plugin_site, gavel_main, tmp_path):
+    from gavel.examples import example_dir
+
+    plugin_site.install_documented_example()
+    photos = example_dir("photos")
+    out = tmp_path / "results.json"
+    done = gavel_main("score", "--data", photos / "gavel.jsonl", "--predictions",
+                      photos / "predictions" / "qwen2.5-vl.jsonl", "--box-format",
+                      "resized-pixel", "--judge", "agree", "--bootstrap", "0", "--out", out)  # fmt: skip
+    assert done.code == 0, done.text
+    result = json.loads(out.read_text())
+    scores = [json.loads(line) for line in out.with_name("results.scores.jsonl").open()]
+    # By hand: 5 for a right verdict, 1 otherwise, on the 0-100 scale (x20), over all samples.
+    points = [5 if s.get("verdict_pred") == s["verdict_true"] else 1 for s in scores]
+    assert 1 in points and 5 in points  # both kinds occur, so the mean tells them apart
+    explanation = result["metrics"]["explanation"]
+    assert explanation["Avg"] == pytest.approx(20 * sum(points) / len(points))
+    assert result["manifest"]["judge"]["name"] == "agree"
+    assert [s["judge_score"] for s in scores] == points
+
+
+def test_a_plugin_factory_that_fails_is_one_message_naming_it(plugin_site, gavel_main, tmp_path):
+    plugin_site.install("gavel-buggy", "0.3", {"gavel.models": {"buggy": "gavel_buggy:make"}},
+                        {"gavel_buggy/__init__.py": "def make(argument, **options):\n"
+                                                    "    return {}['missing']\n"})  # fmt: skip
+    done = gavel_main("synth", "--n", "2", "--out", tmp_path / "s")
+    assert done.code == 0, done.text
+    done = gavel_main("generate", "--data", tmp_path / "s" / "gavel.jsonl", "--model", "buggy",
+                      "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.code == 2
+    assert done.err.strip() == (
+        "error: the model plugin 'buggy' (distribution gavel-buggy 0.3, entry point "
+        "gavel.models: buggy = gavel_buggy:make) failed: KeyError: 'missing'"
+    )
+    del sys.modules["gavel_buggy"]

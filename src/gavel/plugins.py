@@ -76,6 +76,16 @@ class Plugin:
                 raise self._error from None
         return self._loaded
 
+    def call(self, factory: Any, *args: Any, **kwargs: Any) -> Any:
+        """``factory(*args, **kwargs)``; what it raises besides a :class:`GavelError` (a bug in
+        the plugin, not a user's mistake) becomes one message naming the plugin."""
+        try:
+            return factory(*args, **kwargs)
+        except GavelError:
+            raise
+        except Exception as error:
+            raise self.refuse(f"failed: {type(error).__name__}: {error}") from None
+
     @property
     def loaded(self) -> Any:
         """The object, if :meth:`load` imported it already (else None)."""

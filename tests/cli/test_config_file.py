@@ -186,3 +186,12 @@ def test_the_dry_run_prints_the_resolved_configuration(gavel_main, synth, tmp_pa
     assert "Configuration" in done.out and "no LLM judge" in done.out
     (seed,) = [line for line in done.out.splitlines() if "│ seed " in line]
     assert "3" in seed and "config" in seed
+
+
+def test_a_password_in_a_url_is_not_recorded(gavel_main, synth, tmp_path):
+    config = _write(tmp_path / "c.toml", 'base-url = ["http://user:SECRET@127.0.0.1:9/v1"]\n')
+    done = gavel_main("generate", "--config", config, "--data", synth, "--model", "openai:m",
+                      "--out", tmp_path / "p.jsonl", "--dry-run", "--dry-run-format", "json")  # fmt: skip
+    assert done.code == 0, done.text
+    assert "SECRET" not in done.out
+    assert "http://***@127.0.0.1:9/v1" in done.out

@@ -191,7 +191,9 @@ def record_resolved(ctx: click.Context, command: click.Command) -> None:
             "value": _plain(ctx.params[param.name]),  # type: ignore[index]
             "from": _SOURCES.get(source, "default") if source is not None else "default",
         }
-    ctx.meta[_RESOLVED] = resolved
+    from gavel.manifest import redact_userinfo
+
+    ctx.meta[_RESOLVED] = redact_userinfo(resolved)  # no password of a URL is recorded
 
 
 def resolved() -> dict[str, dict[str, Any]] | None:

@@ -80,7 +80,7 @@ def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
         factory = plugin.load()
         if not callable(factory):
             raise plugin.refuse(f"is a {type(factory).__name__}, not a factory of judges")
-        return factory(name, options)
+        return plugin.call(factory, name, options)
     if spec == "offline":
         from gavel.judge.offline import OfflineJudge
 

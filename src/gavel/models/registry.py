@@ -43,7 +43,7 @@ def load_model(spec: str, **options: Any) -> Model:
     factory = plugin.load()
     if not callable(factory):
         raise plugin.refuse(f"is a {type(factory).__name__}, not a factory of models")
-    return factory(argument, **options)
+    return plugin.call(factory, argument, **options)
 
 
 def builtin_prefixes() -> list[str]:
