@@ -195,3 +195,10 @@ def test_a_password_in_a_url_is_not_recorded(gavel_main, synth, tmp_path):
     assert done.code == 0, done.text
     assert "SECRET" not in done.out
     assert "http://***@127.0.0.1:9/v1" in done.out
+
+
+def test_commands_without_config_files_do_not_read_one(gavel_main, tmp_path):
+    config = _write(tmp_path / "c.toml", "not a key = at all\n")
+    done = gavel_main("synth", "--config", config, "--out", tmp_path / "s")
+    assert done.code == 2
+    assert "No such option '--config'" in done.err and "TOML" not in done.err

@@ -111,7 +111,8 @@ class BenchmarkCommand(click.Command):
         self.benchmark_commands = tuple(benchmark_commands)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        path = config_file.config_path(args)
+        takes_config = any(p.name == "config" for p in self.params)
+        path = config_file.config_path(args) if takes_config else None
         values = config_file.read_config(path) if path is not None else {}
         name = chosen_benchmark(args, None)
         if name is None:  # the file chooses when the command line does not

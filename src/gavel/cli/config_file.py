@@ -200,3 +200,10 @@ def resolved() -> dict[str, dict[str, Any]] | None:
     """The resolved configuration of the command running now (None outside one)."""
     ctx = click.get_current_context(silent=True)
     return None if ctx is None else ctx.meta.get(_RESOLVED)
+
+
+def recorded() -> dict[str, Any]:
+    """What a manifest's settings take: ``{"configuration": ...}``, or nothing when the
+    command was not started from the command line (``gavel demo``, a Python caller)."""
+    configuration = resolved()
+    return {} if configuration is None else {"configuration": configuration}

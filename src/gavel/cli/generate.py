@@ -318,7 +318,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     )
     if prepared.selection is not None:
         manifest.settings["selection"] = prepared.selection
-    manifest.settings["configuration"] = config_file.resolved()
+    manifest.settings |= config_file.recorded()
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
     if executor == "ray":

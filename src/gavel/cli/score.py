@@ -300,7 +300,7 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     cost.judge_budget(costs, judge, judge_price)
     result, scores = spec.evaluate(data_file, predictions, run)
     result.manifest.data_source = data_source
-    result.manifest.settings["configuration"] = config_file.resolved()
+    result.manifest.settings |= config_file.recorded()
     ledger_entry = None
     if judge is not None:
         ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)
