@@ -73,7 +73,7 @@ def judge_options(command):
             default=None,
             help="GAVEL: score explanations. openai:MODEL = the paper's LLM-judge protocol on "
             "any OpenAI-compatible server; offline = the embedding proxy (no network; "
-            "labelled proxy).",
+            "labelled proxy); or a plugin's NAME[:ARG] (gavel list judges).",
         ),
         click.option(
             "--judge-base-url",
