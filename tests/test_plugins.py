@@ -164,3 +164,13 @@ def test_a_plugin_factory_that_fails_is_one_message_naming_it(plugin_site, gavel
         "gavel.models: buggy = gavel_buggy:make) failed: KeyError: 'missing'"
     )
     del sys.modules["gavel_buggy"]
+
+
+def test_a_plugin_installed_after_the_command_was_imported_is_a_choice(plugin_site, gavel_main,
+                                                                       tmp_path):  # fmt: skip
+    import gavel.cli.synth  # noqa: F401  (its --benchmark choices read before the install)
+
+    plugin_site.install_documented_example()
+    done = gavel_main("synth", "--benchmark", "letters", "--n", "2", "--out", tmp_path / "d")
+    assert done.code == 0, done.text
+    assert (tmp_path / "d" / "letters.jsonl").is_file()

@@ -111,6 +111,7 @@ class BenchmarkCommand(click.Command):
         self.benchmark_commands = tuple(benchmark_commands)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        self._current_choices()
         takes_config = any(p.name == "config" for p in self.params)
         path = config_file.config_path(args) if takes_config else None
         values = config_file.read_config(path) if path is not None else {}
@@ -132,6 +133,14 @@ class BenchmarkCommand(click.Command):
             config_file.apply_config(ctx, self, path, values,
                                      lambda flag: owners(flag, self.benchmark_commands))  # fmt: skip
         return super().parse_args(ctx, args)
+
+    def _current_choices(self) -> None:
+        """``--benchmark`` offers the benchmarks installed now: the choices its declaration
+        read when the command's module was imported may predate a plugin installed since
+        (a long-lived process, a test)."""
+        for param in self.params:
+            if param.name == "benchmark" and isinstance(param.type, click.Choice):
+                param.type = click.Choice(benchmark_names())
 
     def invoke(self, ctx: click.Context):
         config_file.record_resolved(ctx, self)
