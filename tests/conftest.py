@@ -140,3 +140,61 @@ def api_key(monkeypatch) -> str:
     key = "sk-test-5f0c9a7e1b2d4c3a8e6f"
     monkeypatch.setenv("GAVEL_TEST_KEY", key)
     return key
+
+
+# --- plugin distributions made in the test (docs/plugins.md) ----------------------------------
+
+
+class PluginSite:
+    """A folder that holds installed distributions as an installer leaves them: the package's
+    modules and a ``NAME-VERSION.dist-info`` with ``METADATA`` and ``entry_points.txt``."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def install(
+        self,
+        name: str,
+        version: str,
+        entry_points: dict[str, dict[str, str]],
+        files: dict[str, str],
+    ) -> None:
+        for relative, text in files.items():
+            path = self.root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        info = self.root / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        info.joinpath("METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+        )
+        sections = [
+            f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in entries.items())
+            for group, entries in entry_points.items()
+        ]
+        info.joinpath("entry_points.txt").write_text("\n".join(sections), encoding="utf-8")
+
+    def install_documented_example(self) -> None:
+        """The ``gavel-letters`` package exactly as docs/plugins.md shows it."""
+        import re
+        import tomllib
+
+        page = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text()
+        blocks = dict(re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", page, re.S))
+        project = tomllib.loads(blocks.pop("pyproject.toml"))["project"]
+        self.install(project["name"], project["version"], project["entry-points"], blocks)
+
+
+@pytest.fixture
+def plugin_site(tmp_path, monkeypatch) -> PluginSite:
+    """An empty site for plugin distributions, on ``sys.path`` for this test and on
+    ``PYTHONPATH`` for the commands it starts."""
+    site = PluginSite(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(site.root))
+    source = str(Path(__file__).resolve().parents[1] / "src")
+    paths = [str(site.root), source, os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    yield site
+    for name in [m for m in sys.modules if m.startswith(("gavel_letters", "gavel_broken"))]:
+        del sys.modules[name]

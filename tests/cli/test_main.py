@@ -107,10 +107,12 @@ def test_scoring_imports_no_heavy_library(tmp_path):
 
 
 #: Commands whose ``--help`` imports not even numpy.
-HELP_WITHOUT_NUMPY = {"score", "generate", "run"}
+HELP_WITHOUT_NUMPY = {"score", "generate", "run", "list"}
 
 
-@pytest.mark.parametrize("command", ["score", "generate", "run", "synth", "compare", "data"])
+@pytest.mark.parametrize(
+    "command", ["score", "generate", "run", "synth", "compare", "data", "list"]
+)
 def test_command_help_imports_no_heavy_library(tmp_path, command):
     packages, done = imported_by(tmp_path, command, "--help")
     assert done.returncode == 0, done.stderr
@@ -170,3 +172,10 @@ def test_an_unknown_command_is_a_clear_error(gavel):
     assert done.returncode == 2
     assert "No such command 'scroe'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_listing_what_is_registered_imports_no_heavy_library(tmp_path):
+    packages, done = imported_by(tmp_path, "list")
+    assert done.returncode == 0, done.stderr
+    assert "benchmarks:" in done.stdout
+    assert not packages & {*HEAVY, "numpy"}

@@ -1,8 +1,10 @@
-"""The benchmarks the command line knows, by name.
+"""The benchmarks the command line knows, by name: the built-in ones and plugins.
 
 Each benchmark is a package that exposes one :class:`~gavel.benchmarks.spec.Benchmark` record
-(its functions and its own options); this file only lists the built-in ones, so ``gavel
-synth|generate|score|run|demo`` treat all alike without switching on names anywhere else.
+(its functions and its own options); this file lists the built-in ones and adds those other
+distributions declare in the ``gavel.benchmarks`` entry-point group (:mod:`gavel.plugins`), so
+``gavel synth|generate|score|run|demo`` treat all alike without switching on names anywhere
+else. A plugin is imported only when it is chosen by name.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from gavel.benchmarks.gavel import BENCHMARK as GAVEL
 from gavel.benchmarks.spec import Benchmark
 from gavel.benchmarks.videohallucer import BENCHMARK as VIDEOHALLUCER
 from gavel.errors import ConfigError
+from gavel.plugins import plugin_names, plugins, warn_if_shadowed
 
 _BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (GAVEL, DETAILVERIFY, VIDEOHALLUCER)}
 
@@ -22,17 +25,36 @@ def register(benchmark: Benchmark) -> Benchmark:
 
 
 def get_benchmark(name: str) -> Benchmark:
-    try:
+    """The benchmark called ``name``: a built-in one, else a plugin (imported now)."""
+    if name in _BENCHMARKS:
+        warn_if_shadowed("benchmark", name)
         return _BENCHMARKS[name]
-    except KeyError:
+    plugin = plugins("benchmark").get(name)
+    if plugin is None:
         raise ConfigError(
-            f"unknown benchmark {name!r}; choose one of: {', '.join(_BENCHMARKS)}"
-        ) from None
+            f"unknown benchmark {name!r}; choose one of: {', '.join(benchmark_names())}"
+        )
+    benchmark = plugin.load()
+    if not isinstance(benchmark, Benchmark):
+        raise plugin.refuse(
+            f"is a {type(benchmark).__name__}, not a gavel.benchmarks.spec.Benchmark"
+        )
+    if benchmark.name != name:
+        raise plugin.refuse(f"names its Benchmark {benchmark.name!r}; the two must agree")
+    return benchmark
 
 
-def benchmark_names() -> list[str]:
+def builtin_names() -> list[str]:
     return list(_BENCHMARKS)
 
 
+def benchmark_names() -> list[str]:
+    """Built-in names, then the plugins' (found without importing any)."""
+    return [*_BENCHMARKS, *plugin_names("benchmark", list(_BENCHMARKS))]
+
+
 def benchmarks() -> list[Benchmark]:
-    return list(_BENCHMARKS.values())
+    """The built-in benchmarks and the plugins already imported (none is imported here, so a
+    broken plugin never breaks a run of another benchmark)."""
+    loaded = [p.loaded for n, p in plugins("benchmark").items() if n not in _BENCHMARKS]
+    return [*_BENCHMARKS.values(), *(b for b in loaded if isinstance(b, Benchmark))]

@@ -5,6 +5,10 @@ rest, then offers that benchmark's options (:class:`gavel.benchmarks.spec.Benchm
 flags: ``gavel score --benchmark detailverify --help`` lists DetailVerifyBench's options only,
 and ``--mode`` given to a GAVEL run is one usage error naming the benchmark it belongs to.
 The values reach the callback as keyword arguments under each option's name.
+
+A ``--config`` file (:mod:`gavel.cli.config_file`) is read here too, before the flags are
+parsed: its ``benchmark`` key chooses the benchmark when ``--benchmark`` is not given, and its
+other keys become the defaults the command line overrides.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import click
 
 from gavel.benchmarks.registry import benchmark_names, benchmarks, get_benchmark
 from gavel.benchmarks.spec import Benchmark, BenchmarkOption
+from gavel.cli import config_file
 from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError
 from gavel.selection import Selection, sample_ids_from
@@ -59,9 +64,9 @@ def click_option(option: BenchmarkOption) -> click.Option:
     return click.Option([option.flag, option.name], **kwargs)
 
 
-def chosen_benchmark(args: Sequence[str]) -> str:
-    """The ``--benchmark`` value among ``args`` (the last one given), else the default."""
-    name = DEFAULT_BENCHMARK
+def chosen_benchmark(args: Sequence[str], default: str | None = DEFAULT_BENCHMARK) -> str | None:
+    """The ``--benchmark`` value among ``args`` (the last one given), else ``default``."""
+    name = default
     for i, arg in enumerate(args):
         if arg == "--":
             break
@@ -106,7 +111,15 @@ class BenchmarkCommand(click.Command):
         self.benchmark_commands = tuple(benchmark_commands)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        name = chosen_benchmark(args)
+        self._current_choices()
+        takes_config = any(p.name == "config" for p in self.params)
+        path = config_file.config_path(args) if takes_config else None
+        values = config_file.read_config(path) if path is not None else {}
+        name = chosen_benchmark(args, None)
+        if name is None:  # the file chooses when the command line does not
+            name = values.get("benchmark", DEFAULT_BENCHMARK)
+            if not isinstance(name, str):
+                raise ConfigError(f"{path}: key 'benchmark' must be text, not {name!r}")
         if name not in benchmark_names():
             raise click.BadParameter(
                 f"{name!r} is not one of {', '.join(map(repr, benchmark_names()))}.",
@@ -114,8 +127,24 @@ class BenchmarkCommand(click.Command):
                 param_hint="'--benchmark'",
             )
         ctx.meta[_CHOSEN] = name
-        refuse_foreign_flags(args, get_benchmark(name), self.benchmark_commands)
+        bench = get_benchmark(name)
+        refuse_foreign_flags(args, bench, self.benchmark_commands)
+        if path is not None:
+            config_file.apply_config(ctx, self, path, values,
+                                     lambda flag: owners(flag, self.benchmark_commands))  # fmt: skip
         return super().parse_args(ctx, args)
+
+    def _current_choices(self) -> None:
+        """``--benchmark`` offers the benchmarks installed now: the choices its declaration
+        read when the command's module was imported may predate a plugin installed since
+        (a long-lived process, a test)."""
+        for param in self.params:
+            if param.name == "benchmark" and isinstance(param.type, click.Choice):
+                param.type = click.Choice(benchmark_names())
+
+    def invoke(self, ctx: click.Context):
+        config_file.record_resolved(ctx, self)
+        return super().invoke(ctx)
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         params = super().get_params(ctx)

@@ -118,9 +118,10 @@ def show_dry_run(parts: list, style: str) -> None:
     if collected is not None:
         collected.extend(parts)
         return
+    from gavel.cli.config_file import resolved
     from gavel.cost.report import build_report, render
 
-    click.echo(render(build_report(parts), style), nl=False)
+    click.echo(render(build_report(parts, resolved()), style), nl=False)
 
 
 def generation_estimate(flags: CostFlags, model, preset: str | None, requests, out: Path,
@@ -189,7 +190,16 @@ def score_dry_run(flags: CostFlags, judge, benchmark, data_file: Path, predictio
     from gavel.judge.items import judge_items
 
     if judge is None or not hasattr(judge, "requests_for"):
-        click.echo("dry run: no LLM judge, so scoring sends nothing and costs nothing")
+        from gavel.cli.config_file import resolved
+        from gavel.cost.report import DryRunReport, configuration_section, render
+
+        nothing = "dry run: no LLM judge, so scoring sends nothing and costs nothing"
+        configuration = resolved()
+        if configuration is None:
+            click.echo(nothing)
+        else:
+            report = DryRunReport([configuration_section(configuration)], [nothing])
+            click.echo(render(report, flags.dry_run_format), nl=False)
         return
     _, scores = benchmark.evaluate(data_file, predictions, run)
     samples, _ = load_samples(data_file, run.image_root)

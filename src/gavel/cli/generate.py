@@ -11,7 +11,7 @@ import msgspec
 
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import Benchmark, RunSettings
-from gavel.cli import cost
+from gavel.cli import config_file, cost
 from gavel.cli.batch_options import batch_options, take_generate_flags
 from gavel.cli.benchmark_flags import (
     BenchmarkCommand,
@@ -25,7 +25,7 @@ from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
-from gavel.models.registry import describe_specs, load_model, spec_prefixes
+from gavel.models.registry import builtin_prefixes, describe_specs, load_model
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
 from gavel.sources import resolve_data
 
@@ -59,8 +59,8 @@ def refuse_foreign_flags(spec: str, given: dict[str, Any]) -> None:
     """A usage error naming the first model flag given (``given``: option -> value) that the
     kind of model ``spec`` names does not take."""
     kind = spec.partition(":")[0]
-    if kind not in spec_prefixes():
-        return  # load_model names the unknown model
+    if kind not in builtin_prefixes():
+        return  # load_model names an unknown model; a plugin's factory judges its options
     for flag, (option, kinds) in MODEL_FLAGS.items():
         if kind not in kinds and given.get(option) not in (None, (), ""):
             names = " and ".join(f"{k}:" for k in kinds)
@@ -96,6 +96,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 
 
 @click.command(cls=BenchmarkCommand, benchmark_commands=("generate",))
+@config_file.config_option
 @click.option(
     "--benchmark", type=click.Choice(benchmark_names()), default="gavel", show_default=True
 )
@@ -339,6 +340,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     )
     if prepared.selection is not None:
         manifest.settings["selection"] = prepared.selection
+    manifest.settings |= config_file.recorded()
     if batching:
         manifest.settings["batching"] = batching_settings(model, window)
     if rpm or tpm:

@@ -51,6 +51,10 @@ COMMANDS = {
         "gavel.cli.judge_calibrate:judge_calibrate",
         "Fit the offline (proxy) judge's thresholds against the rule-based reference.",
     ),
+    "list": LazyCommand(
+        "gavel.cli.list:list_registered",
+        "What is registered: benchmarks, models and judges, built-in or from plugins.",
+    ),
     "report": LazyCommand(
         "gavel.cli.report:report",
         "Tables, plots and a filterable sample gallery for one or more runs (results.json "

@@ -10,7 +10,7 @@ import msgspec
 
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import RunSettings
-from gavel.cli import cost
+from gavel.cli import config_file, cost
 from gavel.cli.batch_options import batch_options, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import (
     BenchmarkCommand,
@@ -75,7 +75,7 @@ def judge_options(command):
             default=None,
             help="GAVEL: score explanations. openai:MODEL = the paper's LLM-judge protocol on "
             "any OpenAI-compatible server; offline = the embedding proxy (no network; "
-            "labelled proxy).",
+            "labelled proxy); or a plugin's NAME[:ARG] (gavel list judges).",
         ),
         click.option(
             "--judge-base-url",
@@ -230,6 +230,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 
 
 @click.command(cls=BenchmarkCommand, benchmark_commands=("score",))
+@config_file.config_option
 @click.option(
     "--benchmark", type=click.Choice(benchmark_names()), default="gavel", show_default=True
 )
@@ -315,6 +316,7 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     cost.judge_budget(costs, judge, judge_price)
     result, scores = spec.evaluate(data_file, predictions, run)
     result.manifest.data_source = data_source
+    result.manifest.settings |= config_file.recorded()
     ledger_entry = None
     if judge is not None:
         ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)

@@ -1,7 +1,9 @@
 """The dry-run report: one record, rendered by one function as a table or as JSON.
 
-The record is a list of named sections, so more can be added (the resolved configuration, say)
-without touching the renderer: the estimate of each model is one section, the total another.
+The record is a list of named sections, so more can be added without touching the renderer:
+the estimate of each model is one section, the total another, and the resolved configuration
+(every flag's value and whether it came from the default, a ``--config`` file or the command
+line) the last.
 """
 
 from __future__ import annotations
@@ -67,8 +69,18 @@ def estimate_section(part: Estimate) -> Section:
     return section
 
 
-def build_report(parts: list[Estimate]) -> DryRunReport:
-    """The report of a dry run of these models' requests."""
+def configuration_section(resolved: dict[str, dict[str, Any]]) -> Section:
+    """Every parameter's final value and where it came from (``gavel.cli.config_file``)."""
+    section = Section("configuration")
+    for name, entry in resolved.items():
+        section.add(name, entry["value"], entry["from"])
+    return section
+
+
+def build_report(
+    parts: list[Estimate], configuration: dict[str, dict[str, Any]] | None = None
+) -> DryRunReport:
+    """The report of a dry run of these models' requests (and of the run's configuration)."""
     report = DryRunReport([estimate_section(p) for p in parts])
     if len(parts) > 1:
         total = Section("total")
@@ -78,6 +90,8 @@ def build_report(parts: list[Estimate]) -> DryRunReport:
         total.add("cost (USD)", round(sum(known), 6) if known else None,
                   "" if complete else "only the parts with a price")  # fmt: skip
         report.sections.append(total)
+    if configuration is not None:
+        report.sections.append(configuration_section(configuration))
     for part in parts:
         report.notes.extend(f"{part.role}: {note}" for note in part.notes)
         if part.price is not None and part.price.approximate:
@@ -96,17 +110,39 @@ def render(report: DryRunReport, style: str = "table") -> str:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="Dry run", show_lines=False)
-    for column in ("", "value", "how"):
-        table.add_column(column)
+    def new_table(title: str) -> Table:
+        table = Table(title=title, show_lines=False)
+        for column in ("", "value", "how"):
+            table.add_column(column)
+        return table
+
+    # The configuration's long values (paths) get a table of their own, so they do not
+    # squeeze the estimate's explanations.
+    tables = {"": new_table("Dry run"), "configuration": new_table("Configuration")}
     for section in report.sections:
-        table.add_section()
-        table.add_row(f"[bold]{section.title}[/bold]", "", "")
+        table = tables["configuration" if section.title == "configuration" else ""]
+        if section.title != "configuration":
+            table.add_section()
+            table.add_row(f"[bold]{section.title}[/bold]", "", "")
         for label, value, how in section.rows:
-            shown = "-" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
-            table.add_row(label, shown, how)
+            table.add_row(label, _shown(value), how)
     buffer = io.StringIO()
-    Console(file=buffer, width=120, no_color=True).print(table)
+    console = Console(file=buffer, width=120, no_color=True)
+    for table in tables.values():
+        if table.row_count:
+            console.print(table)
     for note in report.notes:
         buffer.write(f"note: {note}\n")
     return buffer.getvalue()
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) if value else "-"
+    return str(value)

@@ -1,7 +1,10 @@
 """Choosing a judge from the command line and adding its scores to a scored GAVEL run.
 
 ``openai:MODEL`` is the paper's protocol on any OpenAI-compatible server; ``offline`` is the
-embedding proxy, which needs no network and is labelled a proxy wherever it appears.
+embedding proxy, which needs no network and is labelled a proxy wherever it appears. Other
+distributions add judges through the ``gavel.judges`` entry-point group (:mod:`gavel.plugins`):
+``--judge NAME[:ARG]`` calls the factory the entry point ``NAME`` names with ``ARG`` and the
+:class:`JudgeOptions`; it is imported only then.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Protocol
 from gavel.errors import ConfigError
 from gavel.judge.items import JUDGE_ERROR, Judged, JudgeItem, attach, judge_items, summarize_judged
 from gavel.manifest import redact_userinfo
+from gavel.plugins import plugin_names, plugins, warn_if_shadowed
 from gavel.records import GavelSample, GavelScore, Result
 
 #: The command line's names for the judge's settings (see ``OpenAIChatModel.advice``).
@@ -60,17 +64,38 @@ class JudgeOptions:
     tpm: float | None = None
 
 
+#: The built-in judges: the name a spec starts with -> what it is.
+BUILTIN_JUDGES = {
+    "offline": "offline (the embedding proxy: no network; labelled proxy)",
+    "openai": "openai:MODEL (the paper's LLM-judge protocol on any OpenAI-compatible server)",
+}
+
+
+def judge_names() -> list[str]:
+    """The built-in judges, then the plugins' (found without importing any)."""
+    return [*BUILTIN_JUDGES, *plugin_names("judge", list(BUILTIN_JUDGES))]
+
+
 def load_judge(spec: str, options: JudgeOptions = JudgeOptions()) -> Judge:
-    """``offline`` or ``openai:MODEL`` -> a judge."""
+    """``offline``, ``openai:MODEL`` or a plugin's ``NAME[:ARG]`` -> a judge."""
+    prefix, _, name = spec.partition(":")
+    if prefix in BUILTIN_JUDGES:
+        warn_if_shadowed("judge", prefix)
+    elif prefix in plugins("judge"):
+        plugin = plugins("judge")[prefix]
+        factory = plugin.load()
+        if not callable(factory):
+            raise plugin.refuse(f"is a {type(factory).__name__}, not a factory of judges")
+        return plugin.call(factory, name, options)
     if spec == "offline":
         from gavel.judge.offline import OfflineJudge
 
         return OfflineJudge()
-    prefix, _, name = spec.partition(":")
     if prefix != "openai" or not name:
+        others = "".join(f", '{n}'" for n in judge_names() if n not in BUILTIN_JUDGES)
         raise ConfigError(
             f"unknown judge {spec!r}: use 'offline' or 'openai:MODEL' (any OpenAI-compatible "
-            "server; --judge-base-url points at it)"
+            f"server; --judge-base-url points at it){others}"
         )
     from gavel.judge.llm import LLMJudge
     from gavel.models.registry import load_model

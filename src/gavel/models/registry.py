@@ -1,4 +1,9 @@
-"""Model specs on the command line (``openai:MODEL``, ``scene``, ``replay:FILE``) -> adapters."""
+"""Model specs on the command line (``openai:MODEL``, ``scene``, ``replay:FILE``) -> adapters.
+
+Other distributions add kinds of model through the ``gavel.models`` entry-point group
+(:mod:`gavel.plugins`): the entry point's name is the spec's prefix and its object a factory
+called as the built-in ones are. A plugin is imported only when a spec names it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 from gavel.errors import ConfigError
 from gavel.models.base import Model
+from gavel.plugins import plugin_names, plugins, warn_if_shadowed
 
 Factory = Callable[..., Model]
 _FACTORIES: dict[str, tuple[Factory, str]] = {}
@@ -28,18 +34,39 @@ def register(prefix: str, help_text: str) -> Callable[[Factory], Factory]:
 
 def load_model(spec: str, **options: Any) -> Model:
     prefix, _, argument = spec.partition(":")
-    if prefix not in _FACTORIES:
+    if prefix in _FACTORIES:
+        warn_if_shadowed("model", prefix)
+        return _FACTORIES[prefix][0](argument, **options)
+    plugin = plugins("model").get(prefix)
+    if plugin is None:
         raise ConfigError(f"unknown model {spec!r}; use one of: {describe_specs()}")
-    return _FACTORIES[prefix][0](argument, **options)
+    factory = plugin.load()
+    if not callable(factory):
+        raise plugin.refuse(f"is a {type(factory).__name__}, not a factory of models")
+    return plugin.call(factory, argument, **options)
 
 
-def spec_prefixes() -> list[str]:
-    """The registered kinds of model (``openai``, ``hf``, ...), as a spec starts."""
+def builtin_prefixes() -> list[str]:
     return list(_FACTORIES)
 
 
+def builtin_help(prefix: str) -> str:
+    return _FACTORIES[prefix][1]
+
+
+def spec_prefixes() -> list[str]:
+    """The registered kinds of model (``openai``, ``hf``, ...) and the plugins', as a spec
+    starts."""
+    return [*_FACTORIES, *plugin_names("model", list(_FACTORIES))]
+
+
 def describe_specs() -> str:
-    return ", ".join(help_text for _, help_text in _FACTORIES.values())
+    own = [help_text for _, help_text in _FACTORIES.values()]
+    found = plugins("model")
+    others = [
+        f"{n}[:ARG] (from {found[n].distribution})" for n in plugin_names("model", list(_FACTORIES))
+    ]
+    return ", ".join(own + others)
 
 
 def _no_options(name: str, options: dict[str, Any]) -> None:
