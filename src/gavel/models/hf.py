@@ -89,6 +89,27 @@ def _resolve_source(argument: str) -> str:
     return argument
 
 
+def check_settings(
+    dtype: str,
+    max_new_tokens: int,
+    temperature: float,
+    batch_size: int | None,
+    max_image_side: int | None,
+) -> None:
+    """The checks every ``hf:`` model's settings pass, in the process that loads the model and
+    in a driver that only describes it (:mod:`gavel.models.hf_plan`), so both refuse alike."""
+    if dtype not in DTYPES:
+        raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    if max_new_tokens < 1:
+        raise ConfigError("max_new_tokens must be at least 1")
+    if temperature < 0:
+        raise ConfigError("temperature must be 0 (greedy) or more")
+    if batch_size is not None and batch_size < 1:
+        raise ConfigError("batch_size must be at least 1")
+    if max_image_side is not None and max_image_side < 1:
+        raise ConfigError("max_image_side must be a positive number of pixels")
+
+
 class HFModel:
     """A transformers image-text-to-text model with its processor and chat template.
 
@@ -119,16 +140,7 @@ class HFModel:
         multi_image: bool | None = None,
         seed: int = 0,
     ):
-        if dtype not in DTYPES:
-            raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
-        if max_new_tokens < 1:
-            raise ConfigError("max_new_tokens must be at least 1")
-        if temperature < 0:
-            raise ConfigError("temperature must be 0 (greedy) or more")
-        if batch_size is not None and batch_size < 1:
-            raise ConfigError("batch_size must be at least 1")
-        if max_image_side is not None and max_image_side < 1:
-            raise ConfigError("max_image_side must be a positive number of pixels")
+        check_settings(dtype, max_new_tokens, temperature, batch_size, max_image_side)
         sampling = sampling_from_options(frames, fps, max_frames)
         torch, transformers = _require()
         self._torch = torch

@@ -19,10 +19,10 @@ from gavel.models.base import Answer, Capabilities, Request
 from gavel.models.hf import (
     ADAPTER,
     DEFAULT_BATCH_SIZE,
-    DTYPES,
     MULTI_IMAGE_TYPES,
     _require,
     _resolve_source,
+    check_settings,
     hf_options,
 )
 
@@ -49,14 +49,7 @@ class HFPlan:
         multi_image: bool | None = None,
         seed: int = 0,
     ):
-        if dtype not in DTYPES:
-            raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
-        if max_new_tokens < 1:
-            raise ConfigError("max_new_tokens must be at least 1")
-        if temperature < 0:
-            raise ConfigError("temperature must be 0 (greedy) or more")
-        if batch_size is not None and batch_size < 1:
-            raise ConfigError("batch_size must be at least 1")
+        check_settings(dtype, max_new_tokens, temperature, batch_size, max_image_side)
         _, transformers = _require()
         self.name = source
         self.source = _resolve_source(source)
