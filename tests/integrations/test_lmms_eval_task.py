@@ -13,7 +13,6 @@ installed here changes. Two checks per benchmark, each against ``gavel score``:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -54,11 +53,26 @@ HEADLINE = {
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
-def _missing(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is None
-    except ModuleNotFoundError:
-        return True
+def _missing_modules(modules: list[str]) -> set[str]:
+    """The modules a fresh interpreter (as the lmms-eval subprocesses are) cannot find. Asked
+    there, not here: a library imported earlier in this process may have put its own bundled
+    copies on ``sys.path`` (Ray adds ``ray/thirdparty_files``, with colorama)."""
+    probe = (
+        "import importlib.util, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    try:\n"
+        "        found = importlib.util.find_spec(name) is not None\n"
+        "    except ModuleNotFoundError:\n"
+        "        found = False\n"
+        "    if not found:\n"
+        "        print(name)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *modules], capture_output=True, text=True, env=env,
+        timeout=120, check=True,
+    )  # fmt: skip
+    return set(done.stdout.split())
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +87,8 @@ def lmms_path(request, tmp_path_factory) -> Path:
     installed = folder / "site"
     if not (installed / "lmms_eval").is_dir():
         staging = Path(tempfile.mkdtemp(prefix="install-", dir=folder))
-        wanted = [LMMS_EVAL] + [req for module, req in NEEDED if _missing(module)]
+        missing = _missing_modules([module for module, _ in NEEDED])
+        wanted = [LMMS_EVAL] + [req for module, req in NEEDED if module in missing]
         done = subprocess.run(
             [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
              str(staging), *wanted],
