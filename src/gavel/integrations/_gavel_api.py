@@ -13,9 +13,11 @@ from __future__ import annotations
 import logging
 import math
 import tempfile
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import UnionType
 from typing import Any
 
 import msgspec
@@ -342,10 +344,33 @@ class SampleScorer:
         return next(score for score in scores if score.id == answer.id)
 
 
+#: The types of a per-sample score's fields that are numbers or flags.
+_NUMBERS = (bool, int, float)
+
+
+def _is_number_field(kind: Any) -> bool:
+    """Whether a field's type is a number or flag, possibly None (``float | None``)."""
+    options = (
+        typing.get_args(kind) if typing.get_origin(kind) in (typing.Union, UnionType) else (kind,)
+    )
+    kept = [option for option in options if option is not type(None)]
+    return bool(kept) and all(option in _NUMBERS for option in kept)
+
+
 def score_values(score: Score) -> dict[str, float | bool]:
-    """A per-sample score's numbers and flags (``ok``: the answer could be scored)."""
+    """A per-sample score's numbers and flags (``ok``: the answer could be scored).
+
+    Every number field is there, NaN where the sample has none (an unparseable answer has no
+    IoU): inspect's ``--epochs`` reduces each sample's epochs key by key and needs the same
+    keys in each, and NaN is how inspect marks a value a sample does not have.
+    """
     values: dict[str, float | bool] = {"ok": str(score.outcome) == "ok"}
-    for key, value in msgspec.to_builtins(score).items():
-        if isinstance(value, bool) or (isinstance(value, int | float) and math.isfinite(value)):
-            values[key] = value
+    for field in msgspec.structs.fields(score):
+        if not _is_number_field(field.type):
+            continue
+        value = getattr(score, field.name)
+        finite = isinstance(value, bool) or (
+            isinstance(value, int | float) and math.isfinite(value)
+        )
+        values[field.name] = value if finite else math.nan
     return values
