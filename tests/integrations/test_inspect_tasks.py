@@ -217,8 +217,9 @@ def _messages(server) -> list[tuple]:
 
 
 def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, fake, tmp_path):
-    """``inspect eval gavel/gavel -T data=...`` as a user types it, then ``gavel score`` on
-    the .eval log it wrote."""
+    """``inspect eval gavel/gavel -T data=... --limit 3`` as a user types it, then
+    ``gavel score`` on the .eval log it wrote: as it is (the samples not asked are missing),
+    and with ``--limit 3``, which gives the task's own numbers."""
     answers = saved["gavel"]
     server.reply = lambda body, number: answers.answer(
         fake.prompt_text(body), fake.image_urls(body)
@@ -228,7 +229,7 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
         [sys.executable, "-m", "inspect_ai", "eval", "gavel/gavel",
          "-T", f"data={saved['gavel'].data}",
          "--model", "openai/gpt-4o", "--log-dir", str(tmp_path / "logs"),
-         "--display", "plain"],
+         "--display", "plain", "--limit", "3"],
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -242,4 +243,16 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
     assert "gpt-4o" in scored.stdout  # the row is named after the log's model
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["counts"]["total"] == len(answers.by_message)
+    assert result["counts"]["missing"] == len(answers.by_message) - 3
     assert result["manifest"]["predictions_file"] == str(log_file)
+    limited = subprocess.run(
+        [sys.executable, "-m", "gavel", "score", "--data", str(saved["gavel"].data),
+         "--predictions", str(log_file), "--limit", "3", "--bootstrap", "0"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert limited.returncode == 0, limited.stderr
+    assert f"selection: 3 of {len(answers.by_message)} samples scored" in limited.stdout
+    from inspect_ai.log import read_eval_log
+
+    metrics = _log_metrics(read_eval_log(str(log_file)))
+    assert metrics["selection.chosen"] == 3 and metrics["counts.total"] == 3
