@@ -116,12 +116,19 @@ def flatten(tree: dict, prefix: str = "") -> dict[str, float]:
     return flat
 
 
-def gavel_score(benchmark: str, data: Path, predictions: Path, out: Path) -> dict[str, float]:
-    """``gavel score`` on a predictions file (or log): its metrics and counts, flattened."""
+def gavel_score(
+    benchmark: str, data: Path, predictions: Path, out: Path, *flags: object
+) -> dict[str, float]:
+    """``gavel score`` on a predictions file (or log), with more ``flags`` (``--limit 3``): its
+    metrics and counts, flattened, and how many of how many samples a selection scored."""
     run_gavel("score", "--benchmark", benchmark, "--data", data, "--predictions", predictions,
-              "--out", out, "--bootstrap", 0)  # fmt: skip
+              "--out", out, "--bootstrap", 0, *flags)  # fmt: skip
     result = json.loads(out.read_text())
-    return {**flatten(result["metrics"]), **flatten(result["counts"], "counts.")}
+    scored = {**flatten(result["metrics"]), **flatten(result["counts"], "counts.")}
+    selection = result["manifest"]["settings"].get("selection")
+    if selection:
+        scored |= {"selection.chosen": selection["chosen"], "selection.of": selection["of"]}
+    return scored
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ inspect could not answer."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -69,3 +71,112 @@ def test_a_sample_inspect_could_not_answer_is_a_model_error(saved, gavel_main, t
     scores_file = (tmp_path / "r.scores.jsonl").read_text().splitlines()
     errors = [json.loads(line) for line in scores_file if '"model_error"' in line]
     assert len(errors) == 1 and "the model went away" in (errors[0].get("detail") or "")
+
+
+def _mockllm(answers, later=None):
+    """inspect's mockllm model giving each message its saved answer; with ``later``, the
+    second and later calls for one message get that answer instead (another epoch)."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    calls: dict[str, int] = {}
+
+    def reply(messages, tools, tool_choice, config):
+        content = messages[-1].content
+        prompt = "".join(part.text for part in content if part.type == "text")
+        images = [part.image for part in content if part.type == "image"]
+        key = prompt + "".join(images[:1])
+        calls[key] = calls.get(key, 0) + 1
+        answer = answers.answer(prompt, images)
+        if later is not None and calls[key] > 1:
+            answer = later
+        output = ModelOutput.from_content("mockllm/model", answer)
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+        return output
+
+    return get_model("mockllm/model", custom_outputs=reply, memoize=False)
+
+
+def _inspect_log(answers, model, tmp_path, **eval_args):
+    from inspect_ai import eval as inspect_eval
+
+    (log,) = inspect_eval(
+        f"gavel/{answers.benchmark}",
+        task_args={"data": str(answers.data)},
+        model=model,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        **eval_args,
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def test_limited_log_is_a_predictions_file_and_sample_ids_score_it_as_the_task(
+    saved, scored_by_gavel, tmp_path
+):
+    """The log of ``inspect eval --limit 3`` scored as it is counts the samples never asked
+    as missing; ``--sample-id @ids`` (the ids from ``inspect log dump``) or ``--limit 3`` gives
+    the task's own numbers."""
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+    answers = saved["gavel"]
+    log = _inspect_log(answers, _mockllm(answers), tmp_path, limit=3)
+    (task,) = log.results.scores
+    metrics = {name: item.value for name, item in task.metrics.items()}
+    whole = scored_by_gavel("gavel", answers.data, log.location, tmp_path / "w.json")
+    assert whole["counts.total"] == 9 and whole["counts.missing"] == 6
+    assert "selection.chosen" not in whole
+    dumped = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "log", "dump", log.location],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    ids = tmp_path / "ids.txt"
+    ids.write_text("".join(f"{s['id']}\n" for s in json.loads(dumped.stdout)["samples"]))
+    by_id = scored_by_gavel("gavel", answers.data, log.location, tmp_path / "i.json",
+                            "--sample-id", f"@{ids}")  # fmt: skip
+    limited = scored_by_gavel("gavel", answers.data, log.location, tmp_path / "l.json",
+                              "--limit", 3)  # fmt: skip
+    for scored in (by_id, limited):
+        assert set(scored) == set(metrics)
+        for name, value in scored.items():
+            assert metrics[name] == pytest.approx(value, abs=1e-9), name
+    assert by_id["selection.chosen"] == 3 and by_id["counts.missing"] == 0
+
+
+def test_a_log_of_several_epochs_is_scored_one_epoch_at_a_time(
+    saved, scored_by_gavel, gavel_main, tmp_path
+):
+    """``inspect eval --epochs 2``: without ``--epoch`` one message says what to do;
+    ``--epoch K`` scores exactly that epoch's answers (each compared with a predictions file
+    the test writes from the log's samples of that epoch)."""
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+    answers = saved["detailverify"]
+    model = _mockllm(answers, later="The description looks fine to me.")
+    log = _inspect_log(answers, model, tmp_path, epochs=2)
+    data = answers.data
+    code, text = gavel_main("score", "--benchmark", "detailverify", "--data", data,
+                            "--predictions", log.location)  # fmt: skip
+    assert code == 2 and "Traceback" not in text
+    assert "the log has 2 epochs (inspect eval --epochs 2)" in text and "--epoch N" in text
+    by_epoch = {}
+    for epoch in (1, 2):
+        own = tmp_path / f"epoch{epoch}.jsonl"
+        own.write_text("".join(
+            json.dumps({"id": str(s.id), "response": s.output.completion}) + "\n"
+            for s in log.samples if s.epoch == epoch
+        ))  # fmt: skip
+        expected = scored_by_gavel("detailverify", data, own, tmp_path / f"e{epoch}.json")
+        got = scored_by_gavel("detailverify", data, log.location, tmp_path / f"l{epoch}.json",
+                              "--epoch", epoch)  # fmt: skip
+        assert got == pytest.approx(expected, abs=1e-9)
+        result = json.loads((tmp_path / f"l{epoch}.json").read_text())
+        assert result["manifest"]["settings"]["inspect_epoch"] == epoch
+        by_epoch[epoch] = got
+    assert by_epoch[1] != by_epoch[2]  # the epochs' answers differ, and so do their numbers
+    (task,) = log.results.scores  # inspect reduces the epochs: the task scores the first one's
+    assert {name: item.value for name, item in task.metrics.items()} == pytest.approx(by_epoch[1])
+    code, text = gavel_main("score", "--benchmark", "detailverify", "--data", data,
+                            "--predictions", log.location, "--epoch", 3)  # fmt: skip
+    assert code == 2 and "--epoch 3: the log has 2 epoch(s)" in text
+    code, text = gavel_main("score", "--benchmark", "detailverify", "--data", data,
+                            "--predictions", answers.predictions, "--epoch", 1)  # fmt: skip
+    assert code == 2 and "--epoch chooses an epoch of an inspect .eval log" in text

@@ -17,6 +17,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 BENCHMARKS = ("gavel", "detailverify", "videohallucer")
+#: Samples in each saved data set (VideoHallucer: pairs), as conftest.SIZES.
+SIZES = {"gavel": 9, "detailverify": 6, "videohallucer": 3}
 HEADLINE = {
     "gavel": "verification.accuracy",
     "detailverify": "token.f1",
@@ -44,21 +46,21 @@ def _assert_same(got: dict[str, float], expected: dict[str, float]) -> None:
         assert got[name] == pytest.approx(value, abs=1e-9), name
 
 
-def _inspect_run(saved, model, tmp_path, **task_args):
+def _inspect_run(saved, model, tmp_path, eval_args=None, **task_args):
     (log,) = inspect_eval(
         f"gavel/{saved.benchmark}",
         task_args={"data": str(saved.data), **task_args},
         model=model,
         log_dir=str(tmp_path / "logs"),
         display="none",
+        **(eval_args or {}),
     )
     assert log.status == "success", log.error
     return log
 
 
-@pytest.mark.parametrize("benchmark", BENCHMARKS)
-def test_mockllm_run_scores_as_gavel_score(benchmark, saved, scored_by_gavel, tmp_path):
-    answers = saved[benchmark]
+def _mockllm(answers):
+    """inspect's mockllm model answering each message with its saved answer."""
 
     def reply(messages, tools, tool_choice, config):
         output = ModelOutput.from_content("mockllm/model", answers.answer(*_asked(messages)))
@@ -66,8 +68,13 @@ def test_mockllm_run_scores_as_gavel_score(benchmark, saved, scored_by_gavel, tm
         output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
         return output
 
-    model = get_model("mockllm/model", custom_outputs=reply)
-    log = _inspect_run(saved[benchmark], model, tmp_path)
+    return get_model("mockllm/model", custom_outputs=reply, memoize=False)
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_mockllm_run_scores_as_gavel_score(benchmark, saved, scored_by_gavel, tmp_path):
+    answers = saved[benchmark]
+    log = _inspect_run(saved[benchmark], _mockllm(answers), tmp_path)
     metrics = _log_metrics(log)
     data = saved[benchmark].data
     from_answers = scored_by_gavel(
@@ -118,6 +125,79 @@ def test_openai_provider_sends_what_gavel_generate_sends(
     _assert_same(metrics, scored_by_gavel(benchmark, data, log.location, tmp_path / "l.json"))
 
 
+def _samples_of(benchmark: str, log) -> list[str]:
+    """gavel's ids of the samples a log answered, in its order (a VideoHallucer question
+    ``CATEGORY/INDEX/SIDE`` belongs to the pair ``CATEGORY/INDEX``)."""
+    ids = [str(sample.id) for sample in log.samples]
+    if benchmark == "videohallucer":
+        ids = [sample_id.rsplit("/", 1)[0] for sample_id in ids]
+    return list(dict.fromkeys(ids))
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_limited_run_scores_as_gavel_score_limit(benchmark, saved, scored_by_gavel, tmp_path):
+    """``inspect eval --limit 3`` (VideoHallucer: ``--limit 4``, two pairs of questions) gives
+    the numbers of ``gavel score --limit 3`` (``--limit 2``) and of ``--sample-id`` on the same
+    answers, not those of the whole data with the samples never asked counted as missing."""
+    answers = saved[benchmark]
+    limit = 2 if benchmark == "videohallucer" else 3
+    questions = 2 * limit if benchmark == "videohallucer" else limit
+    log = _inspect_run(answers, _mockllm(answers), tmp_path, {"limit": questions})
+    metrics = _log_metrics(log)
+    assert len(log.samples) == questions
+    chosen = _samples_of(benchmark, log)
+    assert len(chosen) == limit
+    ids = tmp_path / "ids.txt"
+    ids.write_text("".join(sample_id + "\n" for sample_id in chosen))
+    limited = scored_by_gavel(
+        benchmark, answers.data, answers.predictions, tmp_path / "a.json", "--limit", limit
+    )
+    _assert_same(metrics, limited)
+    by_id = scored_by_gavel(
+        benchmark, answers.data, answers.predictions, tmp_path / "i.json", "--sample-id", f"@{ids}"
+    )
+    _assert_same(metrics, by_id)
+    _assert_same(metrics, scored_by_gavel(benchmark, answers.data, log.location,
+                                          tmp_path / "l.json", "--limit", limit))  # fmt: skip
+    assert metrics["selection.chosen"] == limit and metrics["selection.of"] == SIZES[benchmark]
+    assert metrics["counts.total"] == questions and metrics["counts.missing"] == 0
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_sample_id_run_scores_the_samples_asked(benchmark, saved, scored_by_gavel, tmp_path):
+    """inspect's ``--sample-id`` (its patterns name a VideoHallucer pair's two questions)
+    scores as ``gavel score --sample-id`` the same samples."""
+    answers = saved[benchmark]
+    ids = [json.loads(line)["id"] for line in answers.predictions.read_text().splitlines()]
+    if benchmark == "videohallucer":
+        wanted = list(dict.fromkeys(i.rsplit("/", 1)[0] for i in ids))[1:]
+        patterns = [f"{pair}/*" for pair in wanted]
+    else:
+        wanted = patterns = ids[1::3]
+    log = _inspect_run(answers, _mockllm(answers), tmp_path, {"sample_id": patterns})
+    assert sorted(_samples_of(benchmark, log)) == sorted(wanted)
+    flags = [flag for pair in wanted for flag in ("--sample-id", pair)]
+    expected = scored_by_gavel(
+        benchmark, answers.data, answers.predictions, tmp_path / "a.json", *flags
+    )
+    _assert_same(_log_metrics(log), expected)
+    assert expected["selection.chosen"] == len(wanted) < SIZES[benchmark]
+
+
+def test_half_a_pair_brings_in_the_pair(saved, scored_by_gavel, tmp_path):
+    """``--limit 3`` asks VideoHallucer's first pair and the basic question of the second: a
+    pair is one sample, so both pairs are scored, the question never asked as missing."""
+    answers = saved["videohallucer"]
+    log = _inspect_run(answers, _mockllm(answers), tmp_path, {"limit": 3})
+    metrics = _log_metrics(log)
+    assert metrics["selection.chosen"] == 2 and metrics["counts.total"] == 4
+    assert metrics["counts.missing"] == 1
+    pairs = [flag for pair in _samples_of("videohallucer", log) for flag in ("--sample-id", pair)]
+    from_log = scored_by_gavel("videohallucer", answers.data, log.location, tmp_path / "l.json",
+                               *pairs)  # fmt: skip
+    _assert_same(metrics, from_log)
+
+
 def _messages(server) -> list[tuple]:
     """What the requests asked, in any order: each one's text and image URLs, in its order
     (inspect adds OpenAI's optional image ``detail``; gavel leaves it out)."""
@@ -137,8 +217,9 @@ def _messages(server) -> list[tuple]:
 
 
 def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, fake, tmp_path):
-    """``inspect eval gavel/gavel -T data=...`` as a user types it, then ``gavel score`` on
-    the .eval log it wrote."""
+    """``inspect eval gavel/gavel -T data=... --limit 3`` as a user types it, then
+    ``gavel score`` on the .eval log it wrote: as it is (the samples not asked are missing),
+    and with ``--limit 3``, which gives the task's own numbers."""
     answers = saved["gavel"]
     server.reply = lambda body, number: answers.answer(
         fake.prompt_text(body), fake.image_urls(body)
@@ -148,7 +229,7 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
         [sys.executable, "-m", "inspect_ai", "eval", "gavel/gavel",
          "-T", f"data={saved['gavel'].data}",
          "--model", "openai/gpt-4o", "--log-dir", str(tmp_path / "logs"),
-         "--display", "plain"],
+         "--display", "plain", "--limit", "3"],
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -162,4 +243,16 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
     assert "gpt-4o" in scored.stdout  # the row is named after the log's model
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["counts"]["total"] == len(answers.by_message)
+    assert result["counts"]["missing"] == len(answers.by_message) - 3
     assert result["manifest"]["predictions_file"] == str(log_file)
+    limited = subprocess.run(
+        [sys.executable, "-m", "gavel", "score", "--data", str(saved["gavel"].data),
+         "--predictions", str(log_file), "--limit", "3", "--bootstrap", "0"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert limited.returncode == 0, limited.stderr
+    assert f"selection: 3 of {len(answers.by_message)} samples scored" in limited.stdout
+    from inspect_ai.log import read_eval_log
+
+    metrics = _log_metrics(read_eval_log(str(log_file)))
+    assert metrics["selection.chosen"] == 3 and metrics["counts.total"] == 3

@@ -21,6 +21,7 @@ from gavel.cli.benchmark_flags import (
 from gavel.cli.options import FiniteFloat
 from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import ConfigError, GavelError
+from gavel.integrations.inspect_log import is_inspect_log, reading_epoch
 from gavel.io.files import append_line, write_together
 from gavel.io.run_files import (
     LEDGER_ENTRY,
@@ -251,6 +252,13 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     "inspect_ai .eval log (docs/integrations.md).",
 )
 @click.option(
+    "--epoch",
+    type=click.IntRange(min=1),
+    default=None,
+    help="--predictions is an inspect_ai log of several epochs (inspect eval --epochs N): "
+    "score this epoch's answers (1 is the first).",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=None,
@@ -292,7 +300,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
           image_root: Path | None, style: str, name: str | None, resamples: int, seed: int,
           judge_spec: str | None, limit: int | None = None, sample_ids: tuple[str, ...] = (),
-          shuffle: bool = False, **flags) -> None:  # fmt: skip
+          shuffle: bool = False, epoch: int | None = None, **flags) -> None:  # fmt: skip
     """Score saved predictions against gold data; the model is never needed again.
 
     Missing, failed and unparseable predictions are counted in results.json under "counts";
@@ -302,6 +310,8 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     category, 0-100; docs/judge.md). An LLM judge's replies go beside --out as
     *.judge.jsonl and its token use into judge-ledger.jsonl; rerunning resumes.
     """
+    if epoch is not None and not is_inspect_log(predictions):
+        raise click.UsageError(f"--epoch chooses an epoch of an inspect .eval log: {predictions}")
     data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
     spec = get_benchmark(benchmark)
     values = benchmark_values(spec, "score", flags)  # the rest of ``flags``: the judge's
@@ -312,9 +322,13 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     use_batch(judge, judge_batch)
     costs, judge_price = cost.cost_flags(), flags.get("judge_price")
     if costs.dry_run:  # nothing is sent, nothing written
-        return cost.score_dry_run(costs, judge, spec, data_file, predictions, run, judge_price)
+        with reading_epoch(epoch):
+            return cost.score_dry_run(costs, judge, spec, data_file, predictions, run, judge_price)
     cost.judge_budget(costs, judge, judge_price)
-    result, scores = spec.evaluate(data_file, predictions, run)
+    with reading_epoch(epoch):
+        result, scores = spec.evaluate(data_file, predictions, run)
+    if epoch is not None:
+        result.manifest.settings["inspect_epoch"] = epoch
     result.manifest.data_source = data_source
     result.manifest.settings |= config_file.recorded()
     ledger_entry = None

@@ -13,9 +13,11 @@ from __future__ import annotations
 import logging
 import math
 import tempfile
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import UnionType
 from typing import Any
 
 import msgspec
@@ -23,6 +25,7 @@ import msgspec
 from gavel.errors import ConfigError
 from gavel.models.base import Capabilities, Request
 from gavel.records import Prediction, Result, Score
+from gavel.selection import ALL, Selection
 
 #: The benchmarks the integrations offer, by gavel's names for them.
 BENCHMARKS = ("gavel", "detailverify", "videohallucer")
@@ -79,7 +82,7 @@ def check_benchmark(benchmark: str) -> None:
         )
 
 
-def _run_settings(benchmark: str, options: TaskOptions):
+def _run_settings(benchmark: str, options: TaskOptions, selection: Selection = ALL):
     """The benchmark's own settings record, from the options that benchmark declares."""
     from gavel.benchmarks.registry import get_benchmark
     from gavel.benchmarks.spec import RunSettings
@@ -100,6 +103,7 @@ def _run_settings(benchmark: str, options: TaskOptions):
         Path(options.image_root) if options.image_root else None,
         resamples=options.resamples,
         seed=options.seed,
+        selection=selection,
     )
 
 
@@ -223,10 +227,17 @@ def prediction_from_dict(value: Mapping[str, Any]) -> Prediction:
 
 
 def evaluate(
-    benchmark: str, data: str | Path, predictions: Iterable[Prediction], options: TaskOptions
+    benchmark: str,
+    data: str | Path,
+    predictions: Iterable[Prediction],
+    options: TaskOptions,
+    selection: Selection = ALL,
 ) -> tuple[Result, list[Score]]:
     """Score a run exactly as ``gavel score`` does: the predictions go through a predictions
-    file and the benchmark's own ``evaluate``, so every rule and count is gavel's."""
+    file and the benchmark's own ``evaluate``, so every rule and count is gavel's.
+
+    ``selection`` scores part of the data as ``gavel score --limit``/``--sample-id`` does
+    (:meth:`SampleScorer.selection` gives the one of a limited run)."""
     from gavel.benchmarks.registry import get_benchmark
 
     check_benchmark(benchmark)
@@ -237,13 +248,17 @@ def evaluate(
             for item in predictions:
                 handle.write(encoder.encode(item) + b"\n")
         return get_benchmark(benchmark).evaluate(
-            Path(data), path, _run_settings(benchmark, options)
+            Path(data), path, _run_settings(benchmark, options, selection)
         )
 
 
 def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
     """Every number among a result's metrics (and outcome counts) under a dotted name,
-    ``verification.accuracy``; text, lists and missing values are left out."""
+    ``verification.accuracy``; text, lists and missing values are left out.
+
+    A result of part of the data also says how much: ``selection.chosen`` of
+    ``selection.of`` samples (VideoHallucer: pairs), as ``gavel score``'s note under its table
+    does."""
     flat: dict[str, float] = {}
 
     def walk(prefix: str, value: Any) -> None:
@@ -256,6 +271,10 @@ def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
     walk("", result.metrics)
     if counts:
         walk("counts", result.counts)
+    recorded = result.manifest.settings.get("selection")
+    if recorded:
+        flat["selection.chosen"] = float(recorded["chosen"])
+        flat["selection.of"] = float(recorded["of"])
     return flat
 
 
@@ -299,6 +318,23 @@ class SampleScorer:
             self._items = {pair.question_id(side): pair for pair in pairs for side in SIDES}
         self._score = score_predictions
         self._settings = settings
+        #: The benchmark's samples (what --limit counts) in file order, by their ids.
+        self._units = list(dict.fromkeys(item.id for item in self._items.values()))
+
+    def selection(self, answered: Iterable[str]) -> Selection:
+        """The selection that scores the samples with these answer ids, as
+        ``gavel score --sample-id`` would: everything when every sample is among them.
+
+        A VideoHallucer pair is one sample: one of its questions answered brings in the pair,
+        and its other question, unanswered, counts as missing (as for ``gavel score``).
+        Ids the data does not have are left to the scorer, which reports them as unknown.
+        """
+        chosen = {self._items[i].id for i in answered if i in self._items}
+        if not chosen:
+            raise ConfigError("none of the answers is for a sample of the data")
+        if len(chosen) == len(self._units):
+            return ALL
+        return Selection(sample_ids=tuple(unit for unit in self._units if unit in chosen))
 
     def score(self, answer: Prediction) -> Score:
         item = self._items.get(answer.id)
@@ -308,10 +344,33 @@ class SampleScorer:
         return next(score for score in scores if score.id == answer.id)
 
 
+#: The types of a per-sample score's fields that are numbers or flags.
+_NUMBERS = (bool, int, float)
+
+
+def _is_number_field(kind: Any) -> bool:
+    """Whether a field's type is a number or flag, possibly None (``float | None``)."""
+    options = (
+        typing.get_args(kind) if typing.get_origin(kind) in (typing.Union, UnionType) else (kind,)
+    )
+    kept = [option for option in options if option is not type(None)]
+    return bool(kept) and all(option in _NUMBERS for option in kept)
+
+
 def score_values(score: Score) -> dict[str, float | bool]:
-    """A per-sample score's numbers and flags (``ok``: the answer could be scored)."""
+    """A per-sample score's numbers and flags (``ok``: the answer could be scored).
+
+    Every number field is there, NaN where the sample has none (an unparseable answer has no
+    IoU): inspect's ``--epochs`` reduces each sample's epochs key by key and needs the same
+    keys in each, and NaN is how inspect marks a value a sample does not have.
+    """
     values: dict[str, float | bool] = {"ok": str(score.outcome) == "ok"}
-    for key, value in msgspec.to_builtins(score).items():
-        if isinstance(value, bool) or (isinstance(value, int | float) and math.isfinite(value)):
-            values[key] = value
+    for field in msgspec.structs.fields(score):
+        if not _is_number_field(field.type):
+            continue
+        value = getattr(score, field.name)
+        finite = isinstance(value, bool) or (
+            isinstance(value, int | float) and math.isfinite(value)
+        )
+        values[field.name] = value if finite else math.nan
     return values

@@ -7,6 +7,9 @@ counts, the server's stop reason, and (for gavel's tasks, which keep the line in
 metadata) the box convention and the size of the image as sent. A sample inspect could not
 answer becomes a ``model_error`` line with inspect's message.
 
+A log of ``inspect eval --epochs N`` has N answers per sample, and a gavel benchmark scores one:
+it is refused unless one epoch is chosen (``gavel score --epoch K``; :func:`reading_epoch`).
+
 The log is read with inspect_ai's own log API, so every log format and version it reads works.
 """
 
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +32,25 @@ SUFFIX = ".eval"
 PREDICTION_KEY = "gavel_prediction"
 
 
+#: The epoch to read of a multi-epoch log. The benchmarks open their predictions file
+#: themselves, and the epoch is a matter of reading a log, not of any benchmark, so the command
+#: sets it around the scoring rather than through every benchmark's settings.
+_EPOCH: ContextVar[int | None] = ContextVar("gavel_inspect_epoch", default=None)
+
+
 def is_inspect_log(path: Path) -> bool:
     return path.suffix == SUFFIX
+
+
+@contextmanager
+def reading_epoch(epoch: int | None) -> Iterator[None]:
+    """Logs read inside take the answers of this epoch (1 is the first); None: all, and a log
+    with several epochs is refused."""
+    token = _EPOCH.set(epoch)
+    try:
+        yield
+    finally:
+        _EPOCH.reset(token)
 
 
 class InspectLogLines:
@@ -85,7 +107,27 @@ def predictions_of(path: Path) -> list[dict[str, Any]]:
     except Exception as error:  # inspect's reader raises many kinds for a damaged file
         raise DataError(path, None, None, f"not a readable inspect log: {error}") from None
     model = log.eval.model
-    return [_line(sample, model) for sample in log.samples or []]
+    return [_line(sample, model) for sample in _of_epoch(path, log.samples or [])]
+
+
+def _of_epoch(path: Path, samples: list[Any]) -> list[Any]:
+    """The samples of the epoch asked for (:func:`reading_epoch`); all of a one-epoch log."""
+    epochs = max((sample.epoch for sample in samples), default=1)
+    epoch = _EPOCH.get()
+    if epoch is None:
+        if epochs > 1:
+            raise DataError(
+                path, None, None,
+                f"the log has {epochs} epochs (inspect eval --epochs {epochs}): {epochs} answers "
+                "per sample, and gavel scores one; choose the epoch to score with --epoch N "
+                f"(1 to {epochs})",
+            )  # fmt: skip
+        return samples
+    if not 1 <= epoch <= epochs:
+        raise DataError(
+            path, None, None, f"--epoch {epoch}: the log has {epochs} epoch(s), 1 to {epochs}"
+        )
+    return [sample for sample in samples if sample.epoch == epoch]
 
 
 def _line(sample: Any, model: str | None) -> dict[str, Any]:

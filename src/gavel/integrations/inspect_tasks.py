@@ -7,12 +7,15 @@ provider, its batch mode and its log viewer give the numbers ``gavel score`` giv
 answers. A finished log is also a predictions file: ``gavel score --predictions LOG.eval``.
 
 The per-sample score is gavel's per-sample record (outcome, verdicts, ...); the metrics are the
-whole run scored at once, every number of ``results.json`` under its dotted name.
+whole run scored at once, every number of ``results.json`` under its dotted name. A run of part
+of the data (inspect's ``--limit``, ``--sample-id``) is scored as ``gavel score --sample-id``
+scores those samples: the metrics cover the samples the run asked, and say how many of how many.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from inspect_ai import Task, task
@@ -24,6 +27,11 @@ from inspect_ai.solver import Generate, TaskState, generate, solver
 from gavel.integrations import _gavel_api as api
 from gavel.integrations.inspect_log import PREDICTION_KEY, finish_reason
 from gavel.models.base import Request
+
+#: The sample ids each task has asked, by the task's key. A sample inspect could not answer
+#: has no score, so its metrics alone would drop it; it was asked, and gavel counts it (as
+#: missing, that is wrong), so a model that fails on the hard samples is not flattered.
+_ASKED: dict[str, set[str]] = {}
 
 
 def _task_name(short: str) -> str:
@@ -43,11 +51,13 @@ def _task_name(short: str) -> str:
 
 
 @solver
-def gavel_message(builder_options: dict[str, Any], requests: dict[str, Request]):
-    """Replace the sample's input by the message gavel sends: its images, then its prompt."""
+def gavel_message(builder_options: dict[str, Any], requests: dict[str, Request], asked: str):
+    """Replace the sample's input by the message gavel sends: its images, then its prompt;
+    the sample is noted as asked (under the task's key ``asked``)."""
     builder = api.MessageBuilder(**builder_options)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        _ASKED.setdefault(asked, set()).add(str(state.sample_id))
         request = requests[str(state.sample_id)]
         if request.images:
             parts, sent = await asyncio.to_thread(builder.content, request)
@@ -67,9 +77,12 @@ def gavel_message(builder_options: dict[str, Any], requests: dict[str, Request])
 
 
 @metric
-def gavel_metrics(benchmark: str, data: str, options: dict[str, Any]) -> Metric:
-    """Every number ``gavel score`` reports for these answers (scored as one run)."""
+def gavel_metrics(benchmark: str, data: str, options: dict[str, Any], asked: str = "") -> Metric:
+    """Every number ``gavel score`` reports for these answers (scored as one run), over the
+    samples the run asked: those scored and those inspect could not answer (``asked``: the
+    task's key; a log scored again by ``inspect score`` has its scored samples only)."""
     settings = api.TaskOptions(**options)
+    per_sample = api.SampleScorer(benchmark, data, settings)
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         answers = [
@@ -77,7 +90,11 @@ def gavel_metrics(benchmark: str, data: str, options: dict[str, Any]) -> Metric:
             for item in scores
             if item.score.metadata and PREDICTION_KEY in item.score.metadata
         ]
-        result, _ = api.evaluate(benchmark, data, answers, settings)
+        ran = {answer.id for answer in answers} | _ASKED.get(asked, set())
+        if not ran:
+            return {}  # nothing asked yet: no numbers (inspect shows none)
+        selection = per_sample.selection(ran)
+        result, _ = api.evaluate(benchmark, data, answers, settings, selection)
         return api.flat_metrics(result)
 
     return compute
@@ -144,11 +161,13 @@ def _task(
         for request in requests
     ]
     settings = options.as_dict()
+    asked = uuid.uuid4().hex  # this task's key in _ASKED
+    by_id = {r.sample_id: r for r in requests}
     return Task(
         dataset=MemoryDataset(samples, name=benchmark, location=str(data)),
-        solver=[gavel_message(builder_options, {r.sample_id: r for r in requests}), generate()],
+        solver=[gavel_message(builder_options, by_id, asked), generate()],
         scorer=gavel_scorer(benchmark, str(data), settings),
-        metrics=[gavel_metrics(benchmark, str(data), settings)],
+        metrics=[gavel_metrics(benchmark, str(data), settings, asked)],
         metadata={"gavel_benchmark": benchmark, "gavel_options": settings, "frames": sampling},
     )
 
