@@ -13,6 +13,7 @@ a subprocess, so its CPU is not counted) with every request through the gate, an
 gate bypassed, side by side.
 
     python bench/rate_limits.py [--requests 600] [--window 2] [--overhead-requests 3000]
+                                [--only "hidden TPM"]
 """
 
 from __future__ import annotations
@@ -93,10 +94,12 @@ def run_case(fake, case: Case, count: int, window: float, folder: Path) -> str:
     used = max(share for share in limit.fill() if share is not None)  # the binding limit
     refused = limit.refused_share
     lines = out.read_bytes().count(b"\n")
+    paces = [gate.pace for gate in model.rate_control.gates if gate.pace is not None]
+    pace = f"{sum(paces):.0f}/s" if paces else "-"  # the adaptive pace at the end, if any
     return (
         f"{case.name:<28} {case.latency:>5.2f} {case.concurrency:>4} "
         f"{used:>9.2f} {refused:>7.1%} {len(limit.refused):>5} "
-        f"{model.rate_control.describe().split('  ')[0]:>12} {wall:>6.1f}"
+        f"{model.rate_control.describe().split('  ')[0]:>12} {pace:>6} {wall:>6.1f}"
         f"  {'ok' if lines == count and summary.errors == 0 else 'LINES OR ERRORS WRONG'}"
     )
 
@@ -140,14 +143,15 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=600)
     parser.add_argument("--window", type=float, default=2.0, help="the server's window, seconds")
     parser.add_argument("--overhead-requests", type=int, default=3000)
+    parser.add_argument("--only", default="", help="run only the cases whose name has this")
     args = parser.parse_args()
     os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
     fake = load_server_module()
     print(f"{args.requests} requests per case; server window {args.window:g} s")
     print(f"{'case':<28} {'lat s':>5} {'conc':>4} {'achieved':>9} {'429s':>7} {'n':>5} "
-          f"{'final limit':>12} {'wall s':>6}")  # fmt: skip
+          f"{'final limit':>12} {'pace':>6} {'wall s':>6}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        for case in CASES:
+        for case in [case for case in CASES if args.only in case.name]:
             print(run_case(fake, case, args.requests, args.window, Path(folder)), flush=True)
     print("achieved = average fill of the server's window (rate achieved / rate allowed, of "
           "the binding limit); 429s = share of the requests sent that were refused")  # fmt: skip

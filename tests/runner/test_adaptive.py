@@ -88,3 +88,18 @@ def test_a_new_ceiling_caps_what_was_learned():
     assert limit.current == int(32 * DECREASE)  # learned: kept
     with pytest.raises(ValueError):
         AdaptiveLimit(0)
+
+
+def test_once_a_429_has_come_it_paces_at_its_value_over_the_latency():
+    limit = AdaptiveLimit(8)
+    assert limit.rate(0.1) is None and limit.cap == 8  # nothing known to limit: not paced
+    limit.refused(limit.epoch)  # 8 -> 5.6
+    assert limit.rate(None) is None  # no reply timed yet
+    # 5.6 in flight on average: 56 a second for 0.1 s replies, 6 at once so a slow one
+    # does not hold the pace back (a whole-number limit had only 5, or 6 stepping over it).
+    assert limit.rate(0.1) == pytest.approx(56) and limit.cap == 6 and limit.current == 5
+    limit.value = 5.0
+    assert limit.cap == 5 and limit.rate(0.25) == pytest.approx(20)
+    for _ in range(10):
+        limit.refused(limit.epoch)
+    assert limit.cap == 1 and limit.rate(0.5) == pytest.approx(2)

@@ -14,10 +14,22 @@ at ``--concurrency`` (the ceiling, never exceeded) and:
   the last one doubles that slowdown (up to :data:`MAX_SLOWDOWN`): the limit is where it was,
   so it is probed less and less often; a 429 at another level (the limit moved) resets it.
 
+Once a 429 has come, the limit is a *rate*, not only a count: a whole number of requests in
+flight is too coarse where the limit fits, say, 4.8 of them (4 leave a sixth of the rate unused,
+5 step over it on every round). So the gate also paces requests at :meth:`AdaptiveLimit.rate`:
+the limit's value over the reply latency (Little's law: that many in flight on average, 4.8 where
+it is 4.8), and lets :attr:`AdaptiveLimit.cap` (the value rounded up) be in flight at once so a
+slow reply does not hold the pace back. The AIMD above then moves a rate continuously, for a
+hidden limit on requests or on tokens alike, and a probe past the limit oversteps it by a
+fraction of a request instead of a whole one. Before any 429 nothing is paced: nothing is known
+to limit.
+
 This is pure bookkeeping (no clock, no asyncio): :mod:`gavel.runner.gate` applies it.
 """
 
 from __future__ import annotations
+
+import math
 
 #: Factor the limit is multiplied by on a 429: TCP CUBIC's. Halving kept a sliding window 2-15%
 #: less full, for as many 429s.
@@ -56,6 +68,21 @@ class AdaptiveLimit:
     def current(self) -> int:
         """Requests that may be in flight now."""
         return max(1, min(self.ceiling, int(self.value)))
+
+    @property
+    def cap(self) -> int:
+        """Requests that may be in flight at once: the value rounded up (the pace keeps the
+        average at the value itself once a 429 has come), before any 429 the whole value."""
+        if self.loss is None:
+            return self.current
+        return max(1, min(self.ceiling, math.ceil(self.value - 1e-9)))
+
+    def rate(self, latency: float | None) -> float | None:
+        """Requests per second to pace at, for replies taking ``latency`` seconds on average:
+        the value over it (None: not paced, no 429 yet or no latency measured)."""
+        if self.loss is None or not latency:
+            return None
+        return self.value / latency
 
     def set_ceiling(self, ceiling: int) -> None:
         """A run's ``--concurrency``: the limit never goes above it (and starts there until a

@@ -8,7 +8,9 @@ waits, in the order requests arrived, until
   every other request sent meanwhile would be refused too;
 - fewer requests are in flight there than the adaptive limit
   (:class:`gavel.runner.adaptive.AdaptiveLimit`: cut by 30% on a 429, grown back while replies are
-  clean, never above ``--concurrency``);
+  clean, never above ``--concurrency``), and, once a 429 has come, its pace allows it: that
+  limit's value over the average reply latency, requests per second, so that a limit of 4.8 in
+  flight is 4.8 on average, not 4 or 5;
 - its ``--rpm`` and ``--tpm`` buckets allow it (:mod:`gavel.runner.rate_limit`).
 
 After the reply the token bucket is corrected by what the server reported it counted, and a
@@ -34,6 +36,9 @@ from gavel.runner.retry import retry_after, status_of
 DEFAULT_CEILING = 16
 #: The longest pause a ``Retry-After`` imposes on an endpoint (as the runner's retry policy).
 MAX_PAUSE = 120.0
+#: Weight of the newest clean reply in the average latency the adaptive pace is worked out from:
+#: about the last five replies, quick to follow a server slowing down, not one reply's jitter.
+LATENCY_SMOOTHING = 0.2
 
 
 class EndpointGate:
@@ -49,6 +54,10 @@ class EndpointGate:
         self.limit = AdaptiveLimit(ceiling)
         self.in_flight = 0
         self.paused_until = 0.0
+        #: Average seconds from sending to a clean reply (None before the first).
+        self.latency: float | None = None
+        #: When the next request may go at the adaptive pace (a late one may be made up for).
+        self._paced_at = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._turn: asyncio.Lock
         self._changed: asyncio.Event
@@ -70,6 +79,7 @@ class EndpointGate:
         """``await post()`` once the endpoint may take ``body``; its reply or its error."""
         self._bind()
         epoch, estimate, charged = await self._admit(body)
+        sent = time.monotonic()
         try:
             reply = await post()
         except BaseException as error:
@@ -78,6 +88,9 @@ class EndpointGate:
                 self._refused(epoch, retry_after(error), charged)
             raise
         self._done()
+        took = time.monotonic() - sent
+        self.latency = took if self.latency is None else (
+            self.latency + LATENCY_SMOOTHING * (took - self.latency))  # fmt: skip
         self.limit.clean()
         usage = reply.get("usage") if isinstance(reply, dict) else None
         if self.tokens is not None and isinstance(usage, dict):
@@ -97,6 +110,10 @@ class EndpointGate:
                 with contextlib.suppress(TimeoutError):  # the wait is over; look again
                     await asyncio.wait_for(self._changed.wait(), wait)
             self.in_flight += 1
+            if (rate := self.pace) is not None:
+                # One interval of lateness is made up for, no more: no burst after a pause.
+                interval = 1.0 / rate
+                self._paced_at = max(self._paced_at, time.monotonic() - interval) + interval
             if self.requests is not None:
                 self.requests.take(1)
             estimate = charged = 0.0
@@ -110,9 +127,16 @@ class EndpointGate:
         paused = self.paused_for
         if paused > 0:
             return paused
-        if self.in_flight >= self.limit.current:
+        if self.in_flight >= self.limit.cap:
             return None
-        return max((b.wait_time() for b in (self.requests, self.tokens) if b), default=0.0)
+        paced = max(self._paced_at - time.monotonic(), 0.0) if self.pace is not None else 0.0
+        buckets = (b.wait_time() for b in (self.requests, self.tokens) if b)
+        return max([paced, *buckets])
+
+    @property
+    def pace(self) -> float | None:
+        """Requests per second the adaptive limit allows (None: not paced, no 429 yet)."""
+        return self.limit.rate(self.latency)
 
     def _done(self) -> None:
         self.in_flight -= 1
@@ -158,9 +182,15 @@ class RateControl:
         return min(self.ceiling, sum(gate.limit.current for gate in self.gates))
 
     def describe(self) -> str:
-        """For the progress bar: ``limit 6/16`` (the adaptive limit / --concurrency), with the
-        429s seen and a pause in progress."""
-        text = f"limit {self.limit()}/{self.ceiling}"
+        """For the progress bar: ``limit 6/16`` (the adaptive limit / --concurrency), once a
+        429 has come with a tenth (``limit 4.8/8``) and the pace it sets (``47 req/s``), with
+        the 429s seen and a pause in progress."""
+        paces = [pace for gate in self.gates if (pace := gate.pace) is not None]
+        if paces:
+            value = min(float(self.ceiling), sum(gate.limit.value for gate in self.gates))
+            text = f"limit {value:.1f}/{self.ceiling}  {sum(paces):.0f} req/s"
+        else:
+            text = f"limit {self.limit()}/{self.ceiling}"
         if self.refusals:
             text += f"  429s {self.refusals}"
         paused = max(gate.paused_for for gate in self.gates)
