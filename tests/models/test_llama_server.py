@@ -17,13 +17,13 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
+import gavel_tests_served_cli as served_cli  # registered by tests/models/conftest.py
 import pytest
 
 pytest.importorskip("openai", reason="openai: models need the api extra (openai)")
@@ -55,10 +55,7 @@ def _tiny_gguf():
     return sys.modules[name]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+free_port, lines, synth = served_cli.free_port, served_cli.lines, served_cli.synth
 
 
 def start(root: Path, *flags: str):
@@ -127,30 +124,9 @@ def router(tmp_path_factory):
         stop(process, log)
 
 
-def lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def synth(gavel, benchmark: str, folder: Path) -> tuple[Path, int]:
-    """A data set of ``benchmark`` and how many requests it makes, counted from its files."""
-    n = "2" if benchmark == "videohallucer" else "3"
-    done = gavel("synth", "--benchmark", benchmark, "--n", n, "--out", folder)
-    assert done.returncode == 0, done.stderr
-    if benchmark == "gavel":
-        data = folder / "gavel.jsonl"
-        return data, len(data.read_text().splitlines())
-    if benchmark == "detailverify":
-        data = folder / "real_test.jsonl"
-        return data, len(data.read_text().splitlines())
-    pairs = sum(len(json.loads(f.read_text())) for f in folder.glob("*/*.json"))
-    return folder, 2 * pairs  # a basic and a hallucinated question per pair
-
-
 def generate(gavel, url: str, benchmark: str, data: Path, out: Path, *flags: str):
-    return gavel("generate", "--benchmark", benchmark, "--data", data,
-                 "--model", f"openai:{MODEL}", "--base-url", url, "--max-tokens", MAX_TOKENS,
-                 "--no-cache", "--no-progress", "--concurrency", "2", "--out", out,
-                 *flags)  # fmt: skip
+    return served_cli.generate(gavel, url, MODEL, benchmark, data, out, *flags,
+                               max_tokens=MAX_TOKENS, concurrency="2")  # fmt: skip
 
 
 @pytest.mark.parametrize("benchmark", ["gavel", "detailverify", "videohallucer"])
@@ -163,26 +139,14 @@ def test_every_benchmark_generates_and_scores_against_llama_server(
     out = tmp_path / "pred.jsonl"
     done = generate(gavel, served, benchmark, data, out)
     assert done.returncode == 0, done.stderr
-    written = lines(out)
-    assert len(written) == len({line["id"] for line in written}) == expected
-    for line in written:
-        assert line.get("error") is None, line
-        assert isinstance(line["response"], str)
-        assert line["finish_reason"] in ("length", "stop")
-        assert 0 < line["completion_tokens"] <= int(MAX_TOKENS)  # max_tokens was obeyed
-        assert line["prompt_tokens"] > 0
-    scored = gavel("score", "--benchmark", benchmark, "--data", data, "--predictions", out,
-                   "--out", tmp_path / "run" / "results.json", "--bootstrap", "0")  # fmt: skip
-    assert scored.returncode == 0, scored.stderr
-    assert json.loads((tmp_path / "run" / "results.json").read_text())["benchmark"] == benchmark
+    written = served_cli.check_answered_and_scored(
+        gavel, tmp_path, benchmark, data, out, expected, MAX_TOKENS
+    )
+    assert all(line["prompt_tokens"] > 0 for line in written)
 
 
 def judge(gavel, url: str, tmp_path, data: Path, predictions: Path, *flags: str):
-    return gavel("score", "--data", data, "--predictions", predictions,
-                 "--out", tmp_path / "run" / "results.json", "--bootstrap", "0",
-                 "--judge", f"openai:{MODEL}", "--judge-base-url", url,
-                 "--judge-max-tokens", "16", "--judge-concurrency", "2", "--judge-retries", "0",
-                 "--no-judge-cache", *flags)  # fmt: skip
+    return served_cli.judge(gavel, url, MODEL, tmp_path, data, predictions, *flags)
 
 
 @pytest.fixture
@@ -199,15 +163,7 @@ def test_a_small_local_judge_that_answers_nonsense_is_judge_error_never_a_score(
     data, predictions = gavel_predictions
     done = judge(gavel, served, tmp_path, data, predictions)
     assert done.returncode == 0, done.stderr
-    run = tmp_path / "run"
-    result = json.loads((run / "results.json").read_text())
-    scores = [json.loads(line) for line in (run / "results.scores.jsonl").open()]
-    asked = len(lines(predictions))
-    assert result["counts"]["judge_error"] == asked
-    assert all(s.get("judge_score") is None for s in scores)
-    replies = lines(run / "results.judge.jsonl")  # every reply kept, raw
-    assert len(replies) == asked
-    assert all(r["error_kind"] == "invalid_answer" and "last reply" in r["error"] for r in replies)
+    served_cli.check_every_sample_is_judge_error(tmp_path / "run", predictions)
 
 
 def test_every_frame_of_a_video_reaches_the_vision_tower(gavel, served, tmp_path):
