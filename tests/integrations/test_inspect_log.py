@@ -18,10 +18,11 @@ def test_missing_log_is_one_clear_message(saved, gavel_main, tmp_path):
     assert "none.eval: file not found" in text and "Traceback" not in text
 
 
-def test_damaged_log_is_one_clear_message(saved, gavel_main, tmp_path):
+@pytest.mark.parametrize("header", ["{not json", '{"x": 1}'], ids=["not-json", "not-a-log"])
+def test_damaged_log_is_one_clear_message(saved, gavel_main, tmp_path, header):
     damaged = tmp_path / "damaged.eval"
     with zipfile.ZipFile(damaged, "w") as archive:
-        archive.writestr("header.json", "{not json")
+        archive.writestr("header.json", header)
     code, text = gavel_main("score", "--data", saved["gavel"].data, "--predictions", damaged,
                             "--out", tmp_path / "r.json")  # fmt: skip
     assert code == 2 and "Traceback" not in text
@@ -31,6 +32,8 @@ def test_damaged_log_is_one_clear_message(saved, gavel_main, tmp_path):
         assert "needs inspect_ai" in text and "gavel-eval[inspect]" in text
     else:
         assert "damaged.eval: not a readable inspect log" in text
+        assert len(text.strip().splitlines()) == 1  # a validation error's lines joined
+        assert "For further information" not in text
     assert not (tmp_path / "r.json").exists()
 
 

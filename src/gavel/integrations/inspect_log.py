@@ -105,7 +105,9 @@ def predictions_of(path: Path) -> list[dict[str, Any]]:
     try:
         log = read_eval_log(str(path))
     except Exception as error:  # inspect's reader raises many kinds for a damaged file
-        raise DataError(path, None, None, f"not a readable inspect log: {error}") from None
+        raise DataError(
+            path, None, None, f"not a readable inspect log: {_one_line(error)}"
+        ) from None
     model = log.eval.model
     return [_line(sample, model) for sample in _of_epoch(path, log.samples or [])]
 
@@ -147,3 +149,10 @@ def _line(sample: Any, model: str | None) -> dict[str, Any]:
         line["prompt_tokens"] = output.usage.input_tokens
         line["completion_tokens"] = output.usage.output_tokens
     return line
+
+
+def _one_line(error: Exception) -> str:
+    """The reader's reason on one line: a validation error's lines joined, its links dropped
+    (pydantic appends "For further information visit ..." to each)."""
+    parts = [line.strip() for line in str(error).splitlines()]
+    return "; ".join(part for part in parts if part and not part.startswith("For further"))
