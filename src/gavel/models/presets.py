@@ -73,3 +73,35 @@ _register(Preset(
     "a model trained with `gavel train sft`: <p-512>..<p512> coordinate tokens, asked with "
     "the prompt it was trained on",
 ))  # fmt: skip
+_register(Preset(
+    "qwen-vl", "qwen-vl", None, "gavel_v1",
+    "Qwen-VL (v1): <ref>phrase</ref><box>(x1,y1),(x2,y2)</box>, corner pairs in 0-1000; "
+    "several <box> may follow one <ref>",
+))  # fmt: skip
+_register(Preset(
+    "florence-2-ocr", "loc1000-quad", None, "gavel_v1",
+    "Florence-2 asked with <OCR_WITH_REGION>: eight <loc_N> tokens (a quadrilateral) per text "
+    "region, read as its bounding box",
+))  # fmt: skip
+_register(Preset(
+    "kosmos-2", "patch32", None, "gavel_v1",
+    "<object><patch_index_N><patch_index_M></object>: two cells of a 32 x 32 grid",
+))  # fmt: skip
+_register(Preset(
+    "deepseek-vl2", "rel999", None, "gavel_v1",
+    "<|ref|>phrase<|/ref|><|det|>[[x1, y1, x2, y2]]<|/det|>, relative 0-999",
+))  # fmt: skip
+_register(Preset(
+    "kimi-vl", "rel1", None, "gavel_v1",
+    'Kimi-VL writes {"bbox_2d": [x1, y1, x2, y2]} relative 0-1 (not 0-1000 like Qwen3-VL)',
+))  # fmt: skip
+_register(Preset(
+    "molmo", "rel100", None, "gavel_v1",
+    'Molmo points, <point x="17.0" y="66.5">, are percent of the image; a point is not a '
+    "box, so such answers give no box",
+))  # fmt: skip
+_register(Preset(
+    "llava-1.5", "rel1-square", None, "gavel_v1",
+    "[x1, y1, x2, y2] in 0-1 of the image padded to a centred square (LLaVA-1.5's "
+    "expand2square)",
+))  # fmt: skip

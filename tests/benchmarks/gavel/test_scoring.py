@@ -320,3 +320,36 @@ def test_a_huge_finite_predicted_box_is_clipped_to_the_image_not_dropped(tmp_pat
     _, scores = evaluate_files(data, predictions, GavelSettings(resamples=0))
     (hit,) = [s for s in scores if s.id == "hit"]
     assert hit.iou == pytest.approx(0.25)
+
+
+def test_box_repairs_and_unit_coordinates_are_counted_and_warned(tmp_path):
+    gold = [
+        {
+            "id": name,
+            "image": "a.png",
+            "caption": "c",
+            "hallucinated": True,
+            "category": "Color",
+            "boxes": [[0, 0, 500, 500]],
+            "width": 1000,
+            "height": 1000,
+        }
+        for name in ("broken-list", "twice", "unit")
+    ]
+    broken = '```json\n[{"bbox_2d": [0, 0, 500, 500]},\n{\n{"bbox_2d": [0, 0, 250, 250]}]\n```'
+    responses = {
+        "broken-list": broken,
+        "twice": "Top-left: (0, 0, 500, 500)\nBottom-right: (0, 0, 500, 500)\nYes.",
+        "unit": '{"hallucination": true, "boxes": [[0.0, 0.0, 0.5, 0.5]]}',
+    }
+    pred = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [{"id": k, "hallucinated": True, "response": v} for k, v in responses.items()],
+    )
+    data = write_jsonl(tmp_path / "gold.jsonl", gold)
+    result, scores = evaluate_files(data, pred, GavelSettings(resamples=0, box_format="rel1000"))
+    boxes = result.metrics["boxes"]
+    assert (boxes["repaired_lists"], boxes["repeated_dropped"], boxes["unit_interval"]) == (1, 1, 1)
+    assert {s.id: s.n_pred_boxes for s in scores} == {"broken-list": 2, "twice": 1, "unit": 1}
+    assert any("damaged JSON list" in w for w in result.warnings)
+    assert any("every box coordinate in [0, 1] under rel1000" in w for w in result.warnings)
