@@ -121,3 +121,12 @@ def test_every_family_named_in_the_conventions_table_has_a_preset():
         "minicpm-v", "cogvlm", "glm-4.5v", "claude", "gpt-4.1", "gpt-5", "llama-4", "pixtral",
         "phi-4-multimodal",
     }  # fmt: skip
+
+
+def test_the_data_format_page_lists_every_family_preset_and_convention():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "data-format.md").read_text()
+    families = page.split("### Families, presets and what they really write")[1]
+    for name in set(preset_names()) - {"generic", "gavel-sft"}:
+        assert f"`{name}`" in families, name
+    for name in convention_names():
+        assert f"| `{name}` |" in page, name

@@ -1084,3 +1084,12 @@ def test_unit_coordinates_under_a_wider_convention_are_flagged_not_changed(name)
 def test_whole_numbers_are_not_flagged_as_unit_coordinates():
     assert not parse_boxes('{"bbox_2d": [0, 0, 1, 1]}', "rel1000", SQUARE).unit_interval
     assert not parse_boxes('{"bbox_2d": [0.5, 10, 20, 30]}', "rel1000", SQUARE).unit_interval
+
+
+def test_corner_points_labelled_x1_y1_and_x2_y2():
+    # InternVL2 on RefCOCO, in prose.
+    answer = (
+        "it would be approximately at the coordinates (x1, y1) = (0, 800) and "
+        "(x2, y2) = (300, 1000). This is an estimation"
+    )
+    assert_boxes(parse_boxes(answer, "rel1000", SQUARE), [(0, 800, 300, 1000)])

@@ -92,11 +92,12 @@ _PLAIN = re.compile(
     rf"[\[(]\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*[\])]"
 )
 _POINT = rf"\(\s*(?:x\s*=\s*)?({_NUMBER})\s*,\s*(?:y\s*=\s*)?({_NUMBER})\s*\)"
-# "Top-left corner: (205, 34), Bottom-right corner: (467, 359)": two labelled points in prose,
+# "Top-left corner: (205, 34), Bottom-right corner: (467, 359)", or "(x1, y1) = (0, 800) and
+# (x2, y2) = (300, 1000)": two labelled points in prose,
 # each within a short bounded distance of its label, so the scan stays linear.
 _LABELLED_CORNERS = re.compile(
-    rf"(?:top|upper)[- ]left\b[^\n]{{0,60}}?{_POINT}[\s\S]{{0,120}}?"
-    rf"(?:bottom|lower)[- ]right\b[^\n]{{0,60}}?{_POINT}",
+    rf"(?:(?:top|upper)[- ]left\b|\(\s*x1\s*,\s*y1\s*\))[^\n]{{0,60}}?{_POINT}[\s\S]{{0,120}}?"
+    rf"(?:(?:bottom|lower)[- ]right\b|\(\s*x2\s*,\s*y2\s*\))[^\n]{{0,60}}?{_POINT}",
     re.IGNORECASE,
 )
 # Qwen2.5-VL document parsing: HTML elements with data-bbox="x1 y1 x2 y2".
