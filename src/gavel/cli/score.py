@@ -68,7 +68,7 @@ def write_run(
 
 def _without_userinfo(score: Score) -> Score:
     """A judge's error detail names its endpoint: never with the URL's password."""
-    if not score.judge_detail:
+    if not getattr(score, "judge_detail", None):  # only GAVEL's scores have a judge
         return score
     return msgspec.structs.replace(score, judge_detail=redact_userinfo(score.judge_detail))
 
