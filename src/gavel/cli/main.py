@@ -139,6 +139,9 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as error:
+        from gavel.manifest import redact_userinfo
+
+        error.message = redact_userinfo(error.message)  # a flag's value may be a URL
         error.show()
         sys.exit(error.exit_code)
     except GavelError as error:
