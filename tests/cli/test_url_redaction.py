@@ -1,5 +1,6 @@
 """A password written into a base URL's userinfo (``http://user:PASSWORD@host``) never reaches a
-file gavel writes or a message it prints, whichever way the endpoint fails."""
+file gavel writes or a message it prints, whichever way the endpoint fails (the judge's URL:
+tests/cli/test_score_judge.py)."""
 
 from __future__ import annotations
 
@@ -28,44 +29,6 @@ def with_password(url: str) -> str:
 
 def written(folder: Path) -> str:
     return "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
-
-
-def score(gavel, url: str, tmp_path: Path):
-    photos = example_dir("photos")
-    return gavel(
-        "score",
-        "--data", photos / "gavel.jsonl",
-        "--predictions", photos / "predictions" / "gemini.jsonl",
-        "--out", tmp_path / "run" / "results.json",
-        "--bootstrap", "0",
-        "--judge", "openai:judge-model",
-        "--judge-base-url", url,
-        "--judge-api-key-env", "GAVEL_TEST_KEY",
-        "--judge-cache", tmp_path / "cache.sqlite",
-    )  # fmt: skip
-
-
-def test_an_unreachable_judge_with_a_password_in_its_url_records_and_prints_none(
-    gavel, tmp_path, api_key
-):
-    url = with_password(f"http://127.0.0.1:{free_port()}/v1")
-    done = score(gavel, url, tmp_path)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "cannot reach http://***@127.0.0.1:" in done.stderr
-    run = tmp_path / "run"
-    assert (run / "results.json").is_file() and (run / "results.scores.jsonl").is_file()
-    assert "judge_error" in (run / "results.scores.jsonl").read_text()
-    assert PASSWORD not in written(run) + done.stdout + done.stderr
-
-
-def test_a_judge_server_that_does_not_serve_the_model_is_named_without_its_password(
-    gavel, server, tmp_path, api_key
-):
-    server.served = [{"id": "gpt-judge", "object": "model", "owned_by": "vllm"}]
-    done = score(gavel, with_password(server.url), tmp_path)
-    assert done.returncode == 2 and "does not serve the model 'judge-model'" in done.stderr
-    assert PASSWORD not in done.stdout + done.stderr
-    assert server.url.replace("http://", "http://***@") in done.stderr
 
 
 def test_an_unreachable_model_endpoint_is_named_without_its_password(gavel, tmp_path, api_key):
