@@ -49,3 +49,13 @@ def test_a_model_server_that_does_not_serve_the_model_is_named_without_its_passw
                  "GAVEL_TEST_KEY", "--no-cache", "--out", tmp_path / "out" / "p.jsonl")  # fmt: skip
     assert done.returncode == 2 and "does not serve the model 'm'" in done.stderr
     assert PASSWORD not in done.stdout + done.stderr + written(tmp_path / "out")
+
+
+def test_log_lines_name_a_server_without_its_password(gavel, server, tmp_path, api_key):
+    done = gavel("-v", "generate", "--data", example_dir("photos") / "gavel.jsonl", "--model",
+                 "openai:m", "--base-url", with_password(server.url), "--api-key-env",
+                 "GAVEL_TEST_KEY", "--no-cache", "--out", tmp_path / "out" / "p.jsonl")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = server.url.replace("http://", "http://***@")
+    assert f"GET {shown}/models cannot tell whether 'm' is served" in done.stderr
+    assert PASSWORD not in done.stdout + done.stderr + written(tmp_path / "out")
