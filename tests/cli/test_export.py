@@ -148,6 +148,12 @@ def test_an_existing_task_folder_of_the_user_is_never_overwritten(gavel_main, tm
     assert code == 2 and "gavel.yaml" in text and "did not write" in text
     assert sorted(p.name for p in folder.iterdir()) == ["gavel.yaml"]
     assert (folder / "gavel.yaml").read_text() == "task: mine\n"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "gavel").symlink_to(elsewhere)
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "linked", "--data", GOLD)
+    assert code == 2 and "a symbolic link" in text and not any(elsewhere.iterdir())
 
 
 def test_help_imports_no_heavy_library(tmp_path):

@@ -55,6 +55,11 @@ def export_task(
     holding files this export did not write is refused unless ``force``."""
     api.check_benchmark(benchmark)
     folder = out / benchmark
+    if not force and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
+        raise GavelError(
+            f"{folder}: a symbolic link or a file, not a folder gavel export made; choose "
+            "another folder, or pass --force to write through it"
+        )
     foreign = [] if force else foreign_files(folder)
     if foreign:
         raise GavelError(
@@ -99,9 +104,7 @@ def export_task(
 
 def foreign_files(folder: Path) -> list[str]:
     """The names in ``folder`` that an export did not write, or that changed since."""
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        return [f"{folder.name} itself, not a folder of its own"]
-    if not folder.exists():
+    if not folder.is_dir():
         return []
     try:
         record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
