@@ -95,7 +95,10 @@ def materialize(
 
         snapshot = fetch(spec)
         owner, name = spec.repo.split("/")
-        key = Path("hf", f"{owner}--{name}", safe_component(snapshot.commit, "commit"))
+        try:
+            key = Path("hf", f"{owner}--{name}", safe_component(snapshot.commit, "commit"))
+        except UnsafePath as error:  # the Hub's answer, or the cache's refs/, named it
+            raise ConfigError(f"--data {spec}: {error}") from None
         source: dict[str, Any] = {
             "source": "hf",
             "spec": str(spec),
