@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from gavel.annotate import limits
 from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError
 
@@ -188,6 +189,69 @@ def _public_origin(ctx: click.Context, param: click.Parameter, value: str | None
     "Secure when it is https.",
 )
 @click.option("--access-log", is_flag=True, help="Log every request.")
+@click.option(
+    "--request-seconds",
+    type=FiniteFloat(0.1, 3600),
+    default=limits.REQUEST_SECONDS,
+    show_default=True,
+    help="A request's headers and body must arrive within this, or its connection is closed.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1, 100_000),
+    default=limits.MAX_CONNECTIONS,
+    show_default=True,
+    help="Open connections beyond which requests are answered 503.",
+)
+@click.option(
+    "--max-connections-per-address",
+    type=click.IntRange(1, 100_000),
+    default=limits.MAX_PER_ADDRESS,
+    show_default=True,
+    help="Open connections one client address may hold (more are answered 503 at once).",
+)
+@click.option(
+    "--free-wrong-tokens",
+    type=click.IntRange(1, 1_000_000),
+    default=limits.FREE_WRONG_TOKENS,
+    show_default=True,
+    help="Wrong tokens from one address answered 401 before it must wait (429).",
+)
+@click.option(
+    "--free-wrong-tokens-network",
+    type=click.IntRange(1, 1_000_000),
+    default=limits.FREE_WRONG_TOKENS_NETWORK,
+    show_default=True,
+    help="The same for a network (/24 IPv4, /64 IPv6).",
+)
+@click.option(
+    "--free-wrong-tokens-all",
+    type=click.IntRange(1, 1_000_000),
+    default=limits.FREE_WRONG_TOKENS_ALL,
+    show_default=True,
+    help="The same for all clients together.",
+)
+@click.option(
+    "--wrong-token-wait",
+    type=FiniteFloat(0.01, 86_400),
+    default=limits.FIRST_WAIT,
+    show_default=True,
+    help="Seconds of the first wait; each further wrong token doubles it.",
+)
+@click.option(
+    "--wrong-token-max-wait",
+    type=FiniteFloat(0.01, 86_400),
+    default=limits.MAX_WAIT,
+    show_default=True,
+    help="The longest wait, in seconds.",
+)
+@click.option(
+    "--wrong-token-forget",
+    type=FiniteFloat(1, 10**7),
+    default=limits.FORGET,
+    show_default=True,
+    help="Seconds without a wrong token after which an address or network is forgotten.",
+)
 def serve(
     db_path: Path,
     host: str,
@@ -195,13 +259,30 @@ def serve(
     allowed_hosts: tuple[str, ...],
     public_origin: str | None,
     access_log: bool,
+    request_seconds: float,
+    max_connections: int,
+    max_connections_per_address: int,
+    free_wrong_tokens: int,
+    free_wrong_tokens_network: int,
+    free_wrong_tokens_all: int,
+    wrong_token_wait: float,
+    wrong_token_max_wait: float,
+    wrong_token_forget: float,
 ) -> None:
     """Serve the annotation web app (Ctrl+C stops it; every save is already on disk).
 
     \b
     Behind a TLS proxy (docs/annotate.md, "Behind a TLS proxy"):
     gavel annotate serve --db project.sqlite --public-origin https://annotate.example.org
+
+    A valid token is always accepted; wrong ones are throttled per address, per network and
+    for everyone (docs/annotate.md, "Limits").
     """
+    if max_connections_per_address > max_connections:
+        raise click.BadParameter(
+            f"{max_connections_per_address} is above --max-connections {max_connections}",
+            param_hint="--max-connections-per-address",
+        )
     try:
         from gavel.annotate.server import serve as run_server
     except ImportError as error:
@@ -216,6 +297,17 @@ def serve(
             allowed_hosts=list(allowed_hosts),
             public_origin=public_origin,
             access_log=access_log,
+            request_seconds=request_seconds,
+            max_connections=max_connections,
+            max_per_address=max_connections_per_address,
+            throttle={
+                "free": free_wrong_tokens,
+                "free_network": free_wrong_tokens_network,
+                "free_all": free_wrong_tokens_all,
+                "first": wrong_token_wait,
+                "cap": wrong_token_max_wait,
+                "forget": wrong_token_forget,
+            },
         )
     except OSError as error:
         raise ConfigError(f"cannot listen on {host}:{port} ({error})") from None
