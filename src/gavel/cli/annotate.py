@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from gavel.annotate import limits
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, seed_type
 from gavel.errors import ConfigError
 
 
@@ -57,7 +57,9 @@ _DB = click.option(
     show_default=True,
     help="Share of items annotated by two annotators independently (for agreement).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Chooses the --double items.")
+@click.option(
+    "--seed", type=seed_type(), default=0, show_default=True, help="Chooses the --double items."
+)
 def init(
     db_path: Path, pairs: tuple[Path, ...], images: Path | None, double: float, seed: int
 ) -> None:
@@ -329,7 +331,9 @@ def serve(
     help="Share of images in the test split (on average: each image's split is fixed by a "
     "seeded hash of its path alone, so it never moves as images are added).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Chooses the test images.")
+@click.option(
+    "--seed", type=seed_type(), default=0, show_default=True, help="Chooses the test images."
+)
 def export(db_path: Path, out: Path, split_by_image: bool, test_fraction: float, seed: int) -> None:
     """Write the reviewed items as GAVEL JSONL (checked with `gavel data validate`'s loader).
 
