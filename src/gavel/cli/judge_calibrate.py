@@ -60,7 +60,11 @@ def summary_table(result: dict[str, Any]) -> str:
 )
 @click.option("--seed", type=seed_type(), default=0, show_default=True, help="Seed of the fit set.")
 @click.option(
-    "--heldout-seed", type=seed_type(), default=1, show_default=True, help="Seed of the held-out set."
+    "--heldout-seed",
+    type=seed_type(),
+    default=1,
+    show_default=True,
+    help="Seed of the held-out set.",
 )
 @click.option(
     "--difficulty",

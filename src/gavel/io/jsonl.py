@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from gavel.errors import DataError
+from gavel.io.reading import open_regular
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ class HashingReader:
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         try:
-            handle = self.path.open("rb")
+            handle = open_regular(self.path)  # a FIFO or /dev/zero is refused, not read
         except FileNotFoundError:
             raise DataError(self.path, None, None, "file not found") from None
         except IsADirectoryError:
