@@ -11,7 +11,7 @@ import click
 from gavel.benchmarks.gavel.data import validate_file
 from gavel.benchmarks.gavel.split import parse_size, split_file
 from gavel.benchmarks.gavel.stats import data_stats
-from gavel.cli.options import seed_type
+from gavel.cli.options import seed_type, split_name
 from gavel.sources import resolve_data
 
 
@@ -165,7 +165,9 @@ def split(
     "split_name",
     default="test",
     show_default=True,
-    help="JSONL to Parquet: the split the rows form (data/SPLIT-00000-of-00001.parquet).",
+    callback=lambda ctx, param, value: split_name(value),
+    help="JSONL to Parquet: the split the rows form (data/SPLIT-00000-of-00001.parquet); "
+    "letters, digits and _, dots between them.",
 )
 @click.option(
     "--image-root",

@@ -8,6 +8,7 @@ internal error. Every float option of every command takes :class:`FiniteFloat` i
 from __future__ import annotations
 
 import math
+import re
 
 import click
 
@@ -59,3 +60,18 @@ def seed_type() -> click.IntRange:
 def fps_type() -> FiniteFloat:
     """Frames a second: :data:`MIN_FPS` to :data:`MAX_FPS`."""
     return FiniteFloat(MIN_FPS, MAX_FPS)
+
+
+#: A split name as the Hub's ``datasets`` library accepts it (``test``, ``real_test``,
+#: ``train.v2``): it becomes part of a file name and of the dataset card's YAML, so an empty
+#: name, a newline or a slash is refused rather than written.
+_SPLIT_NAME = re.compile(r"\w+(\.\w+)*", re.ASCII)
+
+
+def split_name(value: str) -> str:
+    """``value`` when it is a valid split name; a usage error otherwise."""
+    if not _SPLIT_NAME.fullmatch(value):
+        raise click.BadParameter(
+            f"{value!r} is not a split name (letters, digits and _, dots between them)"
+        )
+    return value
