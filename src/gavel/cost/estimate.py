@@ -173,8 +173,14 @@ class _Sizes:
     def _image(self, path: Path) -> tuple[int, int]:
         from PIL import Image
 
-        with Image.open(path) as image:  # reads the header only
-            return self._fit(*image.size)
+        from gavel.media.pixels import apply_pixel_limit, refusal
+
+        apply_pixel_limit()
+        try:
+            with Image.open(path) as image:  # reads the header only
+                return self._fit(*image.size)
+        except Image.DecompressionBombError as error:
+            raise refusal(path, error) from None
 
     def _video(self, path: Path) -> list[tuple[int, int, bool]]:
         import av
