@@ -100,6 +100,8 @@ def load_state(folder: Path) -> BatchState | None:
         return msgspec.json.decode(data, type=BatchState)
     except msgspec.DecodeError as error:  # never guessed: it names batches that cost money
         raise GavelError(f"{path}: not a gavel batch state file ({error})") from None
+    except RecursionError:
+        raise GavelError(f"{path}: not a gavel batch state file (nested too deeply)") from None
 
 
 def save_state(folder: Path, state: BatchState) -> None:
