@@ -339,7 +339,7 @@ NO_ANSWERS = ("empty file", "blank lines only", "/dev/null")
 #: VideoHallucer data is a folder of category files: one that is not a file is a category the
 #: run does not have (its answers are counted as unknown ids). Likewise a run folder without
 #: a per-sample file is a run without gallery cards (docs/report.md).
-ONE_ABSENT = ("/dev/null", "a folder")
+ONE_ABSENT = ("/dev/null", "a folder", "/dev/zero", "a FIFO")
 #: The Parquet shard of the converted dataset (with an ``extra`` column).
 PARQUET = "pq/data/test-00000-of-00001.parquet"
 #: Per-sample score lines keep the prediction's box_format and boxes; compare and report do not
@@ -366,7 +366,8 @@ TARGETS = [
            _score("detailverify", "detailverify/real_test.jsonl", "detailverify.pred.jsonl"),
            NO_ANSWERS),
     Target("score videohallucer (data)", "videohallucer/temporal/temporal.json", "document",
-           _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), ONE_ABSENT),
+           _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), ONE_ABSENT,
+           endless=True),
     Target("score videohallucer (predictions)", "videohallucer.pred.jsonl", "jsonl",
            _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), NO_ANSWERS),
     Target("generate replay", "gavel.pred.jsonl", "jsonl",
@@ -375,19 +376,20 @@ TARGETS = [
     Target("generate scene", "gavel/gavel.jsonl", "jsonl",
            lambda w, f: ["generate", "--data", f, "--model", "scene", "--out", w / "g.jsonl"]),
     Target("compare (results)", "run-gavel/results.json", "document",
-           lambda w, f: ["compare", f, w / "run-gavel/results.json", "--bootstrap", "100"]),
+           lambda w, f: ["compare", f, w / "run-gavel/results.json", "--bootstrap", "100"],
+           endless=True),
     Target("compare (scores)", "run-gavel/results.scores.jsonl", "jsonl",
            lambda w, f: ["compare", w / "run-gavel/results.json", w / "run-gavel/results.json",
                          "--bootstrap", "100"], SCORE_FIELDS),
     Target("report (results)", "run-detailverify/results.json", "document",
-           lambda w, f: ["report", f, "--out", w / "report"]),
+           lambda w, f: ["report", f, "--out", w / "report"], endless=True),
     Target("report (scores)", "run-gavel/results.scores.jsonl", "jsonl",
            lambda w, f: ["report", w / "run-gavel", "--out", w / "report"],
            (*NO_ANSWERS, *SCORE_FIELDS, "a folder")),
     Target("judge-agreement (records)", "judge-a.jsonl", "jsonl",
-           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"]),
+           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"], endless=True),
     Target("judge-agreement (mapping)", "mapping.json", "document",
-           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"]),
+           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"], endless=True),
     Target("annotate init", "pairs.jsonl", "jsonl",
            lambda w, f: ["annotate", "init", "--db", w / "project.sqlite", "--import", f,
                          "--images", w / "images"], NO_ANSWERS),
@@ -403,7 +405,8 @@ TARGETS = [
            lambda w, f: ["generate", "--data", w / "pq", "--model", "scene", "--out",
                          w / "pq.pred.jsonl", "--no-progress"]),
     Target("batch status", "pred.batch/state.json", "document",
-           lambda w, f: ["batch", "status", w / "pred.jsonl"], ("/dev/null", "a folder")),
+           lambda w, f: ["batch", "status", w / "pred.jsonl"], ("/dev/null", "a folder"),
+           endless=True),
     Target("export lmms-eval", "gavel/gavel.jsonl", "jsonl",
            lambda w, f: ["export", "lmms-eval", "--data", f, w / "lmms"]),
     Target("generate --config (YAML)", "run.yaml", "config-yaml",

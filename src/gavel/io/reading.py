@@ -58,3 +58,10 @@ def read_small(path: str | Path, limit: int, what: str) -> bytes:
     if len(data) > limit:
         raise DataError(path, None, None, f"larger than {limit // 1024} KiB, too large for {what}")
     return data
+
+
+def read_regular(path: str | Path) -> bytes:
+    """The bytes of a regular file (no size limit: for data files, read whole by their
+    readers); DataError for a FIFO, a device or a socket."""
+    with open_regular(path) as handle:
+        return handle.read()

@@ -28,6 +28,7 @@ from typing import Any
 
 from gavel.errors import DataError
 from gavel.io.jsonl import parse_json, refuse_non_finite, shown, surrogate_field
+from gavel.io.reading import read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.judge.items import JUDGE_ERROR, NOT_ANSWERED, OK, STATUSES
 from gavel.metrics.agreement import SCALE
@@ -103,7 +104,7 @@ _LAYOUTS = (
 
 def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM as the data readers take it
+        text = read_regular(path).decode("utf-8-sig")  # a BOM as the data readers take it
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     except UnicodeDecodeError as error:
@@ -219,7 +220,7 @@ def _label_of_scores(source: Path) -> str:
     if source.name.endswith(".scores.jsonl"):
         results = source.with_name(source.name[: -len(".scores.jsonl")] + ".json")
         try:
-            name = _judge_name(parse_json(results.read_bytes(), results))
+            name = _judge_name(parse_json(read_regular(results), results))
         except (OSError, DataError, AttributeError):
             name = None
         if name:

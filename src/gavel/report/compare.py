@@ -20,6 +20,7 @@ import numpy as np
 
 from gavel.errors import DataError, GavelError
 from gavel.io.jsonl import field_of, parse_json, refuse_non_finite
+from gavel.io.reading import read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.metrics.grounding import IOU_TOLERANCE, THRESHOLDS, key
 
@@ -109,7 +110,7 @@ def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             raise DataError(results, None, None, "is a folder without results.json")
         results = inside
     try:
-        payload = results.read_bytes()
+        payload = read_regular(results)
     except FileNotFoundError:
         raise DataError(results, None, None, "file not found") from None
     except OSError as error:

@@ -33,6 +33,7 @@ import msgspec
 from gavel import __version__
 from gavel.errors import ConfigError, DataError, GavelError
 from gavel.io.jsonl import field_of, parse_json, refuse_non_finite
+from gavel.io.reading import read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.records import CATEGORY_COLUMNS, Result
 from gavel.report.gallery import (
@@ -69,7 +70,7 @@ def results_file(run: Path) -> Path:
 def load_run(run: Path) -> RunView:
     path = results_file(run)
     try:
-        payload = path.read_bytes()
+        payload = read_regular(path)
     except FileNotFoundError:
         raise DataError(
             path, None, None, "results file not found (written by `gavel score`)"
