@@ -10,16 +10,12 @@ from gavel.cli.main import COMMANDS, cli
 from gavel.cli.options import FiniteFloat
 
 
-def float_options() -> list[tuple[tuple[str, ...], str, click.ParamType]]:
-    """(command path, flag, type) for each option of every command that takes a float."""
+def every_option() -> list[tuple[tuple[str, ...], click.Option]]:
+    """(command path, option) for each option of every command and subcommand."""
     found = []
 
     def walk(path: tuple[str, ...], command: click.Command) -> None:
-        for param in command.params:
-            if isinstance(param, click.Option) and isinstance(
-                param.type, click.types.FloatParamType
-            ):
-                found.append((path, param.opts[0], param.type))
+        found.extend((path, p) for p in command.params if isinstance(p, click.Option))
         if isinstance(command, click.Group):
             for name, sub in command.commands.items():
                 walk((*path, name), sub)
@@ -27,6 +23,15 @@ def float_options() -> list[tuple[tuple[str, ...], str, click.ParamType]]:
     for name, entry in COMMANDS.items():
         walk((name,), entry.load())
     return found
+
+
+def float_options() -> list[tuple[tuple[str, ...], str, click.ParamType]]:
+    """(command path, flag, type) for each option of every command that takes a float."""
+    return [
+        (path, option.opts[0], option.type)
+        for path, option in every_option()
+        if isinstance(option.type, click.types.FloatParamType)
+    ]
 
 
 OPTIONS = float_options()
@@ -63,19 +68,7 @@ def test_an_unbounded_float_option_shows_no_range_in_its_help():
 
 def options_named(*suffixes: str) -> list[tuple[tuple[str, ...], str]]:
     """(command path, flag) of every option whose flag ends in one of ``suffixes``."""
-    found = []
-
-    def walk(path: tuple[str, ...], command: click.Command) -> None:
-        for param in command.params:
-            if isinstance(param, click.Option) and param.opts[0].endswith(suffixes):
-                found.append((path, param.opts[0]))
-        if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                walk((*path, name), sub)
-
-    for name, entry in COMMANDS.items():
-        walk((name,), entry.load())
-    return found
+    return [(path, o.opts[0]) for path, o in every_option() if o.opts[0].endswith(suffixes)]
 
 
 #: A value beyond what a run can take, per kind of option (each failed inside before).

@@ -158,6 +158,46 @@ def _public_origin(ctx: click.Context, param: click.Parameter, value: str | None
         raise click.BadParameter(str(error)) from None
 
 
+#: The server's limits (docs/annotate.md, "Limits"): flag, type, default, help.
+_LIMITS = [
+    ("--request-seconds", FiniteFloat(0.1, 3600), limits.REQUEST_SECONDS,
+     "A request's headers and body must arrive within this, or its connection is closed."),
+    ("--max-connections", click.IntRange(1, 100_000), limits.MAX_CONNECTIONS,
+     "Open connections beyond which requests are answered 503."),
+    ("--max-connections-per-address", click.IntRange(1, 100_000), limits.MAX_PER_ADDRESS,
+     "Open connections one client address may hold (more are answered 503 at once)."),
+    ("--free-wrong-tokens", click.IntRange(1, 1_000_000), limits.FREE_WRONG_TOKENS,
+     "Wrong tokens from one address answered 401 before it must wait (429)."),
+    ("--free-wrong-tokens-network", click.IntRange(1, 1_000_000),
+     limits.FREE_WRONG_TOKENS_NETWORK, "The same for a network (/24 IPv4, /64 IPv6)."),
+    ("--free-wrong-tokens-all", click.IntRange(1, 1_000_000), limits.FREE_WRONG_TOKENS_ALL,
+     "The same for all clients together."),
+    ("--wrong-token-wait", FiniteFloat(0.01, 86_400), limits.FIRST_WAIT,
+     "Seconds of the first wait; each further wrong token doubles it."),
+    ("--wrong-token-max-wait", FiniteFloat(0.01, 86_400), limits.MAX_WAIT,
+     "The longest wait, in seconds."),
+    ("--wrong-token-forget", FiniteFloat(1, 10**7), limits.FORGET,
+     "Seconds without a wrong token after which an address or network is forgotten."),
+]  # fmt: skip
+#: The throttle's settings (gavel.annotate.throttle.TokenThrottle) by parameter name.
+_THROTTLE_FIELDS = {
+    "free_wrong_tokens": "free",
+    "free_wrong_tokens_network": "free_network",
+    "free_wrong_tokens_all": "free_all",
+    "wrong_token_wait": "first",
+    "wrong_token_max_wait": "cap",
+    "wrong_token_forget": "forget",
+}
+
+
+def _limit_options(command):
+    for flag, kind, default, text in reversed(_LIMITS):
+        command = click.option(flag, type=kind, default=default, show_default=True, help=text)(
+            command
+        )
+    return command
+
+
 @annotate.command()
 @_DB
 @click.option(
@@ -191,69 +231,7 @@ def _public_origin(ctx: click.Context, param: click.Parameter, value: str | None
     "Secure when it is https.",
 )
 @click.option("--access-log", is_flag=True, help="Log every request.")
-@click.option(
-    "--request-seconds",
-    type=FiniteFloat(0.1, 3600),
-    default=limits.REQUEST_SECONDS,
-    show_default=True,
-    help="A request's headers and body must arrive within this, or its connection is closed.",
-)
-@click.option(
-    "--max-connections",
-    type=click.IntRange(1, 100_000),
-    default=limits.MAX_CONNECTIONS,
-    show_default=True,
-    help="Open connections beyond which requests are answered 503.",
-)
-@click.option(
-    "--max-connections-per-address",
-    type=click.IntRange(1, 100_000),
-    default=limits.MAX_PER_ADDRESS,
-    show_default=True,
-    help="Open connections one client address may hold (more are answered 503 at once).",
-)
-@click.option(
-    "--free-wrong-tokens",
-    type=click.IntRange(1, 1_000_000),
-    default=limits.FREE_WRONG_TOKENS,
-    show_default=True,
-    help="Wrong tokens from one address answered 401 before it must wait (429).",
-)
-@click.option(
-    "--free-wrong-tokens-network",
-    type=click.IntRange(1, 1_000_000),
-    default=limits.FREE_WRONG_TOKENS_NETWORK,
-    show_default=True,
-    help="The same for a network (/24 IPv4, /64 IPv6).",
-)
-@click.option(
-    "--free-wrong-tokens-all",
-    type=click.IntRange(1, 1_000_000),
-    default=limits.FREE_WRONG_TOKENS_ALL,
-    show_default=True,
-    help="The same for all clients together.",
-)
-@click.option(
-    "--wrong-token-wait",
-    type=FiniteFloat(0.01, 86_400),
-    default=limits.FIRST_WAIT,
-    show_default=True,
-    help="Seconds of the first wait; each further wrong token doubles it.",
-)
-@click.option(
-    "--wrong-token-max-wait",
-    type=FiniteFloat(0.01, 86_400),
-    default=limits.MAX_WAIT,
-    show_default=True,
-    help="The longest wait, in seconds.",
-)
-@click.option(
-    "--wrong-token-forget",
-    type=FiniteFloat(1, 10**7),
-    default=limits.FORGET,
-    show_default=True,
-    help="Seconds without a wrong token after which an address or network is forgotten.",
-)
+@_limit_options
 def serve(
     db_path: Path,
     host: str,
@@ -261,15 +239,7 @@ def serve(
     allowed_hosts: tuple[str, ...],
     public_origin: str | None,
     access_log: bool,
-    request_seconds: float,
-    max_connections: int,
-    max_connections_per_address: int,
-    free_wrong_tokens: int,
-    free_wrong_tokens_network: int,
-    free_wrong_tokens_all: int,
-    wrong_token_wait: float,
-    wrong_token_max_wait: float,
-    wrong_token_forget: float,
+    **limits: float,
 ) -> None:
     """Serve the annotation web app (Ctrl+C stops it; every save is already on disk).
 
@@ -280,9 +250,10 @@ def serve(
     A valid token is always accepted; wrong ones are throttled per address, per network and
     for everyone (docs/annotate.md, "Limits").
     """
-    if max_connections_per_address > max_connections:
+    if limits["max_connections_per_address"] > limits["max_connections"]:
         raise click.BadParameter(
-            f"{max_connections_per_address} is above --max-connections {max_connections}",
+            f"{limits['max_connections_per_address']} is above --max-connections "
+            f"{limits['max_connections']}",
             param_hint="--max-connections-per-address",
         )
     try:
@@ -299,17 +270,10 @@ def serve(
             allowed_hosts=list(allowed_hosts),
             public_origin=public_origin,
             access_log=access_log,
-            request_seconds=request_seconds,
-            max_connections=max_connections,
-            max_per_address=max_connections_per_address,
-            throttle={
-                "free": free_wrong_tokens,
-                "free_network": free_wrong_tokens_network,
-                "free_all": free_wrong_tokens_all,
-                "first": wrong_token_wait,
-                "cap": wrong_token_max_wait,
-                "forget": wrong_token_forget,
-            },
+            request_seconds=limits["request_seconds"],
+            max_connections=limits["max_connections"],
+            max_per_address=limits["max_connections_per_address"],
+            throttle={field: limits[name] for name, field in _THROTTLE_FIELDS.items()},
         )
     except OSError as error:
         raise ConfigError(f"cannot listen on {host}:{port} ({error})") from None
