@@ -103,3 +103,22 @@ def test_the_dry_run_names_an_image_above_the_limit(synth_set, tmp_path):
         n.startswith(f"not counted: {image}: {image}: the image has 144,000,000")
         for n in part.notes
     )
+
+
+def test_data_without_sizes_names_the_line_of_a_huge_image(gavel_main, synth_set):
+    lines = [json.loads(line) for line in synth_set.read_text().splitlines()]
+    for line in lines:
+        line.pop("width"), line.pop("height")  # the loader reads the sizes from the images
+    synth_set.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    image = huge_png(synth_set.parent / lines[1]["image"], 12000, 12000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        done = gavel_main("data", "validate", synth_set)
+    assert done.code == 1, done.text  # data validate: the file has problems
+    assert done.err.startswith(
+        f"error: {synth_set}, line 2, field 'image': the image has 144,000,000 pixels, more "
+        "than the limit of 100,000,000 (set GAVEL_MAX_IMAGE_PIXELS to read larger images)"
+    )
+    assert "DecompressionBombWarning" not in done.text
+    assert not [w for w in caught if issubclass(w.category, Image.DecompressionBombWarning)]
+    assert image.is_file()

@@ -8,7 +8,7 @@ setting (``GAVEL_MAX_IMAGE_PIXELS``, default 100 million: a 10000 x 10000 photo)
 as Pillow's error threshold, so beyond it opening fails at the header, before anything is
 decoded, and the warning is never printed. The functions that open images for a model (and
 the dry run's sizing) call :func:`apply_pixel_limit` first (it is cheap, and reads the setting
-each time); :func:`refusal` words the error.
+each time); :func:`refusal` and :func:`too_many_pixels` word the error.
 """
 
 from __future__ import annotations
@@ -44,12 +44,17 @@ def apply_pixel_limit() -> None:
     warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 
-def refusal(path: object, error: Exception) -> GavelError:
-    """The one message for an image Pillow refused as too large (``error``: its
+def too_many_pixels(error: Exception) -> str:
+    """What to say of an image Pillow refused as too large (``error``: its
     ``DecompressionBombError``, which says how many pixels the image has)."""
     found = re.search(r"\((\d+) pixels\)", str(error))
     size = f"{int(found.group(1)):,} pixels" if found else "too many pixels"
-    return GavelError(
-        f"{path}: the image has {size}, more than the limit of {max_pixels():,} (set "
+    return (
+        f"the image has {size}, more than the limit of {max_pixels():,} (set "
         f"{MAX_PIXELS_VARIABLE} to read larger images)"
     )
+
+
+def refusal(path: object, error: Exception) -> GavelError:
+    """The one message for an image Pillow refused as too large, naming its file."""
+    return GavelError(f"{path}: {too_many_pixels(error)}")
