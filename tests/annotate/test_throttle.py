@@ -112,7 +112,7 @@ def test_guesses_from_many_addresses_are_throttled_by_network_and_for_everyone(
     scattered = [bearer(server, "gvl_wrong", source)[0] for source in sources]
     assert scattered.count(401) == 80 and scattered.count(429) == 320  # everyone's 100 in all
     status, headers = bearer(server, "gvl_wrong", "127.0.0.1")  # a fresh address waits too
-    assert status == 429 and 50 < int(headers["retry-after"]) <= 60
+    assert status == 429 and 0 < int(headers["retry-after"]) <= 60
     for source in ("127.0.0.1", "127.0.0.7", sources[-1]):  # and valid tokens still get in
         assert bearer(server, project.tokens["ana"], source)[0] == 200
 
