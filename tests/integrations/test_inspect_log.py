@@ -188,6 +188,7 @@ def test_a_log_of_several_epochs_is_scored_one_epoch_at_a_time(
 def test_a_log_inflating_beyond_the_limit_is_refused_before_it_is_read(
     saved, gavel_main, tmp_path, monkeypatch
 ):
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
     bomb = tmp_path / "bomb.eval"
     with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("header.json", "{}")
