@@ -20,6 +20,7 @@ import msgspec
 
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
+from gavel.io.reading import read_regular
 
 STATE_FILE = "state.json"
 #: Batch statuses after which nothing changes on the server.
@@ -93,13 +94,15 @@ def load_state(folder: Path) -> BatchState | None:
     """The recorded state, or None when nothing was sent yet."""
     path = folder / STATE_FILE
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return None
     try:
         return msgspec.json.decode(data, type=BatchState)
     except msgspec.DecodeError as error:  # never guessed: it names batches that cost money
         raise GavelError(f"{path}: not a gavel batch state file ({error})") from None
+    except RecursionError:
+        raise GavelError(f"{path}: not a gavel batch state file (nested too deeply)") from None
 
 
 def save_state(folder: Path, state: BatchState) -> None:

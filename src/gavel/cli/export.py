@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import fps_type
 from gavel.parsing import convention_names
 
 BENCHMARKS = ("gavel", "detailverify", "videohallucer")
@@ -58,7 +58,7 @@ def export() -> None:
 )
 @click.option(
     "--fps",
-    type=FiniteFloat(min=0, min_open=True),
+    type=fps_type(),
     default=None,
     help="VideoHallucer: instead of --frames, one frame every 1/F seconds.",
 )

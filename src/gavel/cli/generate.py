@@ -19,7 +19,7 @@ from gavel.cli.benchmark_flags import (
     make_selection,
     selection_options,
 )
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, concurrency_type, fps_type, seed_type
 from gavel.cli.rate_options import model_rate_options, rate_limit_options
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
@@ -123,7 +123,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--concurrency",
-    type=click.IntRange(min=1),
+    type=concurrency_type(),
     default=None,
     help="Requests in flight [default: 16 for remote models, 1 for local ones].",
 )
@@ -235,7 +235,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--fps",
-    type=FiniteFloat(min=0, min_open=True),
+    type=fps_type(),
     default=None,
     help="VideoHallucer: instead of --frames, one frame every 1/F seconds (see --max-frames).",
 )
@@ -249,7 +249,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 @selection_options
 @click.option(
     "--seed",
-    type=int,
+    type=seed_type(),
     default=0,
     show_default=True,
     help="Seed of --shuffle (gavel run: also of the bootstrap).",

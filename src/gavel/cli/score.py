@@ -18,7 +18,7 @@ from gavel.cli.benchmark_flags import (
     make_selection,
     selection_options,
 )
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, bootstrap_type, concurrency_type, seed_type
 from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import ConfigError, GavelError
 from gavel.integrations.inspect_log import is_inspect_log, reading_epoch
@@ -102,7 +102,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-concurrency",
-            type=click.IntRange(min=1),
+            type=concurrency_type(),
             default=16,
             show_default=True,
             help="Judge requests in flight.",
@@ -294,13 +294,17 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 @click.option(
     "--bootstrap",
     "resamples",
-    type=click.IntRange(min=0),
+    type=bootstrap_type(),
     default=1000,
     show_default=True,
     help="Bootstrap resamples for 95% intervals (0 to skip).",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and of --shuffle."
+    "--seed",
+    type=seed_type(),
+    default=0,
+    show_default=True,
+    help="Seed of the bootstrap and of --shuffle.",
 )
 @judge_options
 @selection_options

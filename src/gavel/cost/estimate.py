@@ -103,6 +103,11 @@ def estimate(role: str, model: str, requests: Iterable[Request], sending: Sendin
             store.close()
     result.image_method = sending.image_rule.name if result.images else "no images"
     result.notes.extend(sizes.notes)
+    if sizes.unreadable > SHOWN_UNREADABLE:
+        result.notes.append(
+            f"not counted: {sizes.unreadable - SHOWN_UNREADABLE} more unreadable images or "
+            f"videos ({sizes.unreadable} in all)"
+        )
     _outputs(result, replies, sending.max_tokens)
     if price is not None:
         result.cost = price.cost(result.input_tokens, result.output_tokens)
@@ -132,6 +137,10 @@ def _open_cache(path: Path | None):
     return AnswerCache(path)
 
 
+#: Unreadable images or videos named one by one in the notes; the rest are counted.
+SHOWN_UNREADABLE = 5
+
+
 class _Sizes:
     """The sizes as sent of a request's images, and of a video's sampled frames, remembered by
     path (a video's two questions share one scan)."""
@@ -140,6 +149,7 @@ class _Sizes:
         self.sending = sending
         self.known: dict[Path, list[tuple[int, int, bool]]] = {}
         self.notes: list[str] = []
+        self.unreadable = 0  # files that could not be read: named (up to a few), then counted
 
     def of(self, path: Path) -> list[tuple[int, int, bool]]:
         if path not in self.known:
@@ -148,7 +158,8 @@ class _Sizes:
                     (*self._image(path), False)
                 ]  # fmt: skip
             except (OSError, GavelError) as error:
-                if len(self.notes) < 5:
+                self.unreadable += 1
+                if len(self.notes) < SHOWN_UNREADABLE:
                     self.notes.append(f"not counted: {path}: {error}")
                 found = []
             self.known[path] = found
@@ -162,8 +173,14 @@ class _Sizes:
     def _image(self, path: Path) -> tuple[int, int]:
         from PIL import Image
 
-        with Image.open(path) as image:  # reads the header only
-            return self._fit(*image.size)
+        from gavel.media.pixels import apply_pixel_limit, refusal
+
+        apply_pixel_limit()
+        try:
+            with Image.open(path) as image:  # reads the header only
+                return self._fit(*image.size)
+        except Image.DecompressionBombError as error:
+            raise refusal(path, error) from None
 
     def _video(self, path: Path) -> list[tuple[int, int, bool]]:
         import av

@@ -188,6 +188,7 @@ class GavelTask:
         from PIL import Image
 
         from gavel.media.frames import sample_frames
+        from gavel.media.pixels import apply_pixel_limit
         from gavel.media.sampling import sampling_from_options
         from gavel.models.openai_compat import VIDEO_SUFFIXES
 
@@ -197,6 +198,7 @@ class GavelTask:
                 frames = sample_frames(Path(path), sampling_from_options(**self.sampling))
                 visuals.extend(Image.fromarray(frame) for frame in frames.images)
             else:
+                apply_pixel_limit()
                 with Image.open(path) as image:
                     visuals.append(image.convert("RGB"))
         return visuals

@@ -54,6 +54,7 @@ from gavel.errors import ConfigError, GavelError
 from gavel.manifest import redact_userinfo
 from gavel.media.frames import Frames, sample_frames
 from gavel.media.image_urls import data_url, encode_image, fit_within
+from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
@@ -460,6 +461,7 @@ class OpenAIChatModel:
         return fit_within((width, height), self.max_image_side)
 
     def _encode_file(self, path: Path) -> tuple[str, tuple[int, int]]:
+        apply_pixel_limit()
         try:
             data = path.read_bytes()
             image = Image.open(io.BytesIO(data))
@@ -475,7 +477,9 @@ class OpenAIChatModel:
             ):
                 return data_url(data, source), size
             image.load()
-        except (OSError, Image.DecompressionBombError) as error:
+        except Image.DecompressionBombError as error:
+            raise refusal(path, error) from None
+        except OSError as error:
             raise GavelError(f"cannot read image {path}: {error}") from None
         jpeg = self.image_format == "jpeg" or (self.image_format == "auto" and source == "JPEG")
         return encode_image(image, target, jpeg)

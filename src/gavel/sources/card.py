@@ -53,15 +53,23 @@ def _config_splits(root: Path, config: dict[str, Any]) -> dict[str, list[str]]:
     files = config.get("data_files") or []
     if isinstance(files, str):
         return {"train": [files]}
+    if not isinstance(files, list):
+        raise _card_error(root, f"data_files is {type(files).__name__} (expected a list)")
     splits: dict[str, list[str]] = {}
-    for entry in files if isinstance(files, list) else []:
+    for entry in files:
         if isinstance(entry, str):
             splits.setdefault("train", []).append(entry)
         elif isinstance(entry, dict):
             paths = entry.get("path")
-            paths = [paths] if isinstance(paths, str) else list(paths or [])
+            paths = [paths] if isinstance(paths, str) else paths or []
+            if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+                raise _card_error(root, "a data_files path is not text (or a list of text)")
             splits.setdefault(str(entry.get("split", "train")), []).extend(paths)
     return splits
+
+
+def _card_error(root: Path, message: str) -> DataError:
+    return DataError(root / "README.md", None, "configs", message)
 
 
 def _glob(root: Path, patterns: list[str]) -> list[Path]:
@@ -70,10 +78,13 @@ def _glob(root: Path, patterns: list[str]) -> list[Path]:
         try:
             pattern = safe_relative(written, "data_files path", "the dataset")
         except UnsafePath as error:
-            raise DataError(root / "README.md", None, "configs", str(error)) from None
-        matches = (
-            sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]
-        )
+            raise _card_error(root, str(error)) from None
+        try:
+            matches = (
+                sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]
+            )
+        except (NotImplementedError, ValueError):  # a pattern glob cannot take
+            raise _card_error(root, f"{written!r} is not a pattern inside the dataset") from None
         found.extend(p for p in matches if p.is_file())
     return found
 
@@ -107,9 +118,7 @@ def _one_split(splits: dict[str, Any], where: Path, config: str | None) -> str:
 def _configs(root: Path) -> list[dict[str, Any]]:
     configs = read_card(root).get("configs") or []
     if not isinstance(configs, list):
-        raise DataError(
-            root / "README.md", None, "configs", f"expected a list, got {type(configs).__name__}"
-        )
+        raise _card_error(root, f"is {type(configs).__name__} (expected a list of configs)")
     return [c for c in configs if isinstance(c, dict)]
 
 

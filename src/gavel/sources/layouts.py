@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gavel.benchmarks.videohallucer.data import CATEGORIES as VIDEOHALLUCER_CATEGORIES
+from gavel.errors import DataError
+from gavel.io.jsonl import parse_json
 from gavel.io.safe_paths import UnsafePath, path_inside, safe_component, safe_relative
 from gavel.sources.media import Media, dataset_file, read_media
 from gavel.sources.rows import Row
@@ -132,10 +134,13 @@ class GavelLayout:
         values.pop("image", None)
         extra = values.pop(EXTRA, None)
         if isinstance(extra, str) and extra:
-            try:
-                record.update(json.loads(extra))
-            except (ValueError, TypeError, AttributeError):
-                raise row.fail(EXTRA, "not a JSON object") from None
+            try:  # parse_json refuses deep nesting, long integers and lone surrogates
+                fields = parse_json(extra, row.file)
+            except DataError as error:
+                raise row.fail(EXTRA, error.message) from None
+            if not isinstance(fields, dict):
+                raise row.fail(EXTRA, "not a JSON object")
+            record.update(fields)
         record.update({k: v for k, v in values.items() if v is not None})
         self._handle.write(_json_line(record, row))
 

@@ -166,8 +166,13 @@ class GavelLoader:
         try:
             from PIL import Image
 
+            from gavel.media.pixels import apply_pixel_limit, too_many_pixels
+
+            apply_pixel_limit()  # above GAVEL_MAX_IMAGE_PIXELS: refused here, naming the line
             with Image.open(path) as img:
                 width, height = img.size
+        except Image.DecompressionBombError as error:
+            raise self.fail(number, "image", too_many_pixels(error)) from None
         except Exception as error:  # Pillow raises many types for unreadable files
             raise self.fail(number, "image", f"cannot read image size ({error})") from None
         self.report.sizes_read_from_images += 1
