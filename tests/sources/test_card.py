@@ -81,7 +81,7 @@ def test_a_config_naming_no_file_is_an_error(tmp_path):
         ("configs: 5", "is int (expected a list of configs)"),
         ("configs:\n- config_name: x\n  data_files: 5", "data_files is int (expected a list)"),
         ("configs:\n- data_files:\n  - path: 7", "a data_files path is not text"),
-        ("configs:\n- data_files:\n  - path: /etc/*.jsonl", "is not a pattern inside the dataset"),
+        ("configs:\n- data_files:\n  - path: /etc/*.jsonl", "absolute data_files path"),
     ],
 )
 def test_a_card_of_the_wrong_shape_is_one_error_naming_it(tmp_path, header, message):
