@@ -188,3 +188,15 @@ def test_a_judge_server_that_refuses_the_upload_stops_the_judge_not_the_scoring(
     assert "the judge did not finish" in done.stderr and "uploading" in done.stderr
     result = json.loads((run / "results.json").read_text())  # every other metric is written
     assert result["metrics"]["grounding"] and result["counts"]["judge_error"] > 0
+
+
+def test_a_judge_batch_whose_create_reply_is_lost_is_found_not_made_again(
+    batch_server, tmp_path, api_key
+):
+    batch_server.reply = scored_by_marker
+    batch_server.create_faults = ["drop"]
+    judged = judge(batch_server, tmp_path, "batch").judge(ITEMS)
+    assert [j.score for j in judged] == [4, 5, 2]
+    assert batch_server.created == 1
+    assert len(batch_server.billed) == len(ITEMS) and set(batch_server.billed.values()) == {1}
+    assert batch_server.batches["batch_1"]["metadata"]["gavel_output"] == "batch.judge.jsonl"

@@ -8,6 +8,8 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from gavel.examples import example_dir
 
 DATA = example_dir("photos") / "gavel.jsonl"
@@ -264,19 +266,24 @@ def test_killed_while_merging_the_rerun_writes_each_line_once(
 
 
 def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_path, api_key):
-    batch_server.duration = 30.0
+    batch_server.duration = 12.0
     out = tmp_path / "p.jsonl"
-    running = start(*generate(batch_server, tmp_path, out))
+    command = generate(batch_server, tmp_path, out)
+    running = start(*command)
     try:
         import time
 
         deadline = time.monotonic() + 60
-        while batch_server.polls < 2 and time.monotonic() < deadline:
+        done_so_far = lambda: (  # noqa: E731
+            batch_server.batches["batch_1"]["request_counts"]["completed"]
+            if "batch_1" in batch_server.batches
+            else 0
+        )
+        while done_so_far() < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         status = gavel("batch", "status", out)
         assert status.returncode == 0, status.stderr
         assert "batch batch_1 in_progress" in status.stdout and f"of {SAMPLES}" in status.stdout
-        batch_server.duration = 0.2  # the next round is quick
         cancel = gavel("batch", "cancel", tmp_path / "p.jsonl")
         assert cancel.returncode == 0, cancel.stderr
         assert "batch batch_1: cancelling" in cancel.stdout
@@ -284,16 +291,25 @@ def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_pat
     finally:
         if running.process.poll() is None:
             running.process.kill()
-    assert running.process.returncode == 0, err
-    assert "batch batch_1 cancelled" in err
-    written = lines(out)
-    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    # The waiting run stops: the answers given are kept, nothing is sent as a new round.
+    assert running.process.returncode == 2, err
+    assert "batch batch_1 was cancelled while this run waited for it" in err
+    assert "Traceback" not in err
     first = state_of(out)["parts"][0]
-    assert first["status"] == "cancelled" and batch_server.created == 2
-    # Only what the cancelled batch had not answered was asked again.
-    assert sum(batch_server.sent.values()) == 2 * SAMPLES - first.get("answered", 0)
+    assert first["status"] == "cancelled" and batch_server.created == 1
+    written = lines(out)
+    assert 0 < len(written) == first["answered"] < SAMPLES
+    assert not any(r.get("error") for r in written)
+    assert sum(batch_server.billed.values()) == len(written)
     status = gavel("batch", "status", tmp_path)  # the folder: every batch recorded in it
-    assert "batch batch_1 cancelled" in status.stdout and "batch batch_2 completed" in status.stdout
+    assert "batch batch_1 cancelled" in status.stdout
+
+    # The same command again asks the rest in a new batch; every request billed once.
+    batch_server.duration = 0.2
+    again = gavel(*command)
+    assert again.returncode == 0, again.stderr
+    assert batch_server.created == 2 and len(lines(out)) == SAMPLES
+    assert set(batch_server.billed.values()) == {1} and len(batch_server.billed) == SAMPLES
 
 
 def test_a_batch_whose_requests_were_answered_online_is_not_waited_for(
@@ -310,3 +326,56 @@ def test_a_batch_whose_requests_were_answered_online_is_not_waited_for(
     assert batch_server.created == 1 and len(lines(out)) == SAMPLES
     cancel = gavel("batch", "cancel", out)
     assert cancel.returncode == 0 and "batch batch_1: cancelling" in cancel.stdout
+
+
+def assert_billed_once(server) -> None:
+    """The server's own bill: every request answered and paid for exactly once."""
+    assert len(server.billed) == SAMPLES and set(server.billed.values()) == {1}
+
+
+@pytest.mark.parametrize("fault", ["drop", "500", "late"])
+def test_a_create_whose_reply_is_lost_is_found_not_made_again(
+    gavel, batch_server, tmp_path, api_key, fault
+):
+    # The batch is made, its reply lost: the connection closed, a 500, or later than --timeout.
+    if fault == "late":
+        batch_server.create_delay = 3.0
+    else:
+        batch_server.create_faults = [fault] * 3
+    batch_server.upload_faults = ["drop"]  # the upload's reply lost too
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out, "--timeout", "1"))
+    assert done.returncode == 0, done.stderr
+    assert "found batch batch_1 created by an earlier run or attempt" in done.stderr
+    assert batch_server.uploads == 1 and batch_server.created == 1
+    assert_billed_once(batch_server)
+    assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
+    # The batch carries the run's tag: the part, its round and its output.
+    metadata = batch_server.batches["batch_1"]["metadata"]
+    assert metadata["gavel_part"] == "r1-p1" and metadata["gavel_round"] == "1"
+    assert metadata["gavel_output"] == "p.jsonl" and len(metadata["gavel_run"]) == 16
+
+
+def test_a_lost_state_file_finds_the_file_and_batch_on_the_server(
+    gavel, start, batch_server, tmp_path, api_key
+):
+    batch_server.duration = 3.0
+    batch_server.max_page = 1  # every listing is read page after page
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    other = generate(batch_server, tmp_path, tmp_path / "other.jsonl", "--no-cache")
+    start(*command).kill_when(lambda: batch_server.polls >= 1)
+    assert gavel(*other).returncode == 0  # another run's file and batch, listed before ours
+    (out.with_suffix(".batch") / "state.json").unlink()
+    listed = batch_server.listed
+    done = gavel(*command)
+    assert done.returncode == 0, done.stderr
+    assert "found batch batch_1 created by an earlier run" in done.stderr
+    assert batch_server.listed - listed >= 2  # more than one page was read
+    # One upload (the other run's requests are the same bytes: it took the file already
+    # there); two batches: ours, found again, and the other run's, never taken for ours.
+    assert batch_server.uploads == 1 and batch_server.created == 2
+    assert batch_server.billed == Counter({key: 2 for key in batch_server.billed})
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert state_of(out)["parts"][0]["batch_id"] == "batch_1"

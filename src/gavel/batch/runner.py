@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from gavel.batch.client import BatchClient
+from gavel.batch.client import BatchClient, tag
 from gavel.batch.merge import BatchAnswers, BatchRequestError, Merged, merge, read_outcomes
 from gavel.batch.poll import wait
 from gavel.batch.requests_file import (
@@ -36,7 +36,7 @@ from gavel.batch.requests_file import (
     sizes_path,
     write_parts,
 )
-from gavel.batch.state import BatchState, Part, batch_folder, load_state, save_state
+from gavel.batch.state import BatchState, Part, batch_folder, load_state, run_tag, save_state
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.models.base import Request
@@ -81,6 +81,9 @@ class BatchRunSummary(AsyncRunSummary):
     stale: int = 0
     #: Requests an offline output file does not mention (left for another run).
     remaining: int = 0
+    #: Why the run stopped before every request was asked (a batch cancelled while it
+    #: waited, the budget): the caller reports it and exits 2; nothing was lost.
+    stopped: str | None = None
 
     def describe(self) -> str:
         text = super().describe()
@@ -138,6 +141,8 @@ class _Run:
         self.identity = model_identity(model)
         self.summary = BatchRunSummary(model=model.name)
         self._client: BatchClient | None = None
+        #: The batch cancelled while this run waited for it (the run then stops).
+        self.cancelled: str | None = None
 
     @property
     def client(self) -> BatchClient:
@@ -185,7 +190,8 @@ class _Run:
         state = load_state(self.folder)
         if state is None:
             return BatchState(kind=self.kind, model=self.model.name, base_url=base_url,
-                              api_key_env=self.inner.api_key_env, output=self.out.name)  # fmt: skip
+                              api_key_env=self.inner.api_key_env, output=self.out.name,
+                              run=run_tag(self.kind, self.out))  # fmt: skip
         if state.unfinished() and (state.model, state.base_url) != (self.model.name, base_url):
             raise GavelError(
                 f"{self.folder} records batches of {state.model} at {state.base_url} not yet "
@@ -193,6 +199,7 @@ class _Run:
                 f"(gavel batch cancel {self.out}) and delete {self.folder}"
             )
         state.model, state.base_url = self.model.name, base_url
+        state.run = state.run or run_tag(self.kind, self.out)
         return state
 
     def save(self, state: BatchState) -> None:
@@ -230,24 +237,25 @@ class _Run:
                            f"answered; `gavel batch cancel {self.out}` stops it", err=True)  # fmt: skip
             return Merged(AsyncRunSummary(model=self.model.name))
         client = self.client
-        if part.file_id is None:
-            tried, part.uploading = part.uploading, True
-            self.save(state)
-            part.file_id = client.upload(part.requests_path(self.folder),
-                                         f"gavel-{part.sha256[:16]}-{part.name}.jsonl", tried)  # fmt: skip
-            part.uploading = False
-            self.save(state)
         if part.batch_id is None:
-            found = client.find_batch(part.file_id) if part.creating else None
+            # Looked for first, whatever the state says: a lost state file, a lost reply.
+            wanted = tag(state.run, self.out.name, part.name, part.round, part.sha256)
+            found = client.find_batch(wanted, part.file_id if part.creating else None)
+            adopted = found is not None
             if found is None:
+                if part.file_id is None:
+                    name = f"gavel-{part.sha256[:16]}-{part.name}.jsonl"
+                    part.file_id = client.upload(part.requests_path(self.folder), name)
+                    self.save(state)
                 part.creating = True  # a rerun after a lost reply looks for it first
                 self.save(state)
-                found = client.create(part.file_id, {"gavel_part": part.name,
-                                                     "gavel_sha256": part.sha256[:16]})  # fmt: skip
+                found, adopted = client.create(part.file_id, wanted)
+            if not adopted:
                 click.echo(f"created batch {found.id}: {part.count} requests "
                            f"(round {part.round}); recorded in {self.folder}", err=True)  # fmt: skip
             else:
-                click.echo(f"found batch {found.id} created by an earlier run", err=True)
+                click.echo(f"found batch {found.id} created by an earlier run or attempt (its "
+                           "reply was lost); not created again", err=True)  # fmt: skip
             part.batch_id, part.creating = found.id, False
             self.save(state)
         if not part.finished:
@@ -262,7 +270,10 @@ class _Run:
         return self.merge_part(state, part, keyed)
 
     def _wait(self, state: BatchState, part: Part) -> None:
+        seen: list[str] = []
+
         def record(batch: Any) -> None:
+            seen.append(batch.status)
             part.status = batch.status
             self.save(state)
 
@@ -276,6 +287,8 @@ class _Run:
                 f"with `gavel batch cancel {self.out}`"
             ) from None
         part.status, part.finished = batch.status, True
+        if batch.status == "cancelled" and seen[0] not in ("cancelling", "cancelled"):
+            self.cancelled = part.batch_id  # by someone else while this run waited
         part.output_file_id = batch.output_file_id
         part.error_file_id = batch.error_file_id
         errors = getattr(getattr(batch, "errors", None), "data", None) or []
@@ -354,8 +367,9 @@ def run_batch(
         if unfinished:
             rounds += 1
             for part in unfinished:
-                failures |= run.drive(state, part, keyed).again
-        while True:
+                if run.cancelled is None:
+                    failures |= run.drive(state, part, keyed).again
+        while run.cancelled is None:
             keyed = run.keyed(unique)
             if (
                 not keyed
@@ -367,10 +381,18 @@ def run_batch(
                 summary.re_asked += len(keyed)
             rounds += 1
             for part in run.submit(state, keyed):
-                failures |= run.drive(state, part, keyed).again
+                if run.cancelled is None:
+                    failures |= run.drive(state, part, keyed).again
         summary.rounds = rounds
         remaining = list(keyed.values())
-        if remaining and settings.fallback == "online":
+        if run.cancelled is not None:
+            left = len(run.keyed(unique))
+            summary.stopped = (
+                f"stopped: batch {run.cancelled} was cancelled while this run waited for it. "
+                f"Every answer it gave is kept in {out}; {left} request(s) are not answered "
+                "and were not sent again: rerun the same command to ask them in a new batch"
+            )
+        elif remaining and settings.fallback == "online":
             click.echo(f"asking {len(remaining)} request(s) online that the batch did not "
                        "answer", err=True)  # fmt: skip
             summary.online = len(remaining)

@@ -14,6 +14,8 @@ No key is ever written here: only the name of the variable that holds it.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
 import msgspec
@@ -24,6 +26,8 @@ from gavel.io.files import atomic_write_bytes
 STATE_FILE = "state.json"
 #: Batch statuses after which nothing changes on the server.
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+#: What a part's name may be: one plain file name component (it names files in the folder).
+PART_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 class Part(msgspec.Struct, omit_defaults=True):
@@ -35,7 +39,7 @@ class Part(msgspec.Struct, omit_defaults=True):
     count: int
     #: SHA-256 of the requests file (its uploaded name carries the first 16 digits).
     sha256: str
-    #: Set just before the upload: a rerun then looks for the file before uploading again.
+    #: Written by earlier versions before an upload (a file is now always looked for first).
     uploading: bool = False
     file_id: str | None = None
     #: Set just before the batch is created: a rerun then looks for it before creating one.
@@ -76,6 +80,9 @@ class BatchState(msgspec.Struct, omit_defaults=True):
     endpoint: str = "/v1/chat/completions"
     parts: list[Part] = msgspec.field(default_factory=list)
     version: int = 1
+    #: The run's tag in its batches' ``metadata`` (:func:`run_tag`), kept so a moved folder
+    #: still finds the batches it made.
+    run: str = ""
 
     def unfinished(self) -> list[Part]:
         return [part for part in self.parts if not part.merged]
@@ -89,6 +96,24 @@ def batch_folder(out: Path) -> Path:
     return out.with_suffix(".batch") if out.suffix else out.with_name(out.name + ".batch")
 
 
+def run_tag(kind: str, out: Path) -> str:
+    """A run's tag: the same output file (and kind) always gets the same one, so a run whose
+    state file was lost finds its batches on the server again."""
+    return hashlib.sha256(f"{kind}\0{out.resolve()}".encode()).hexdigest()[:16]
+
+
+def plain_name(name: str, where: str) -> str:
+    """``name`` when it is one plain file name (no folder, no ``..``), else an error naming
+    ``where`` (the file and field it came from): nothing read from a state file may make a
+    path outside the batch folder."""
+    if not PART_NAME.fullmatch(name) or ".." in name:
+        raise GavelError(
+            f"{where}: {name!r} is not a plain file name (letters, digits, '.', '_', '-'); "
+            "refused, as it would name a file outside the batch folder"
+        )
+    return name
+
+
 def load_state(folder: Path) -> BatchState | None:
     """The recorded state, or None when nothing was sent yet."""
     path = folder / STATE_FILE
@@ -97,9 +122,12 @@ def load_state(folder: Path) -> BatchState | None:
     except FileNotFoundError:
         return None
     try:
-        return msgspec.json.decode(data, type=BatchState)
+        state = msgspec.json.decode(data, type=BatchState)
     except msgspec.DecodeError as error:  # never guessed: it names batches that cost money
         raise GavelError(f"{path}: not a gavel batch state file ({error})") from None
+    for index, part in enumerate(state.parts):
+        plain_name(part.name, f"{path}: parts[{index}].name")
+    return state
 
 
 def save_state(folder: Path, state: BatchState) -> None:

@@ -386,6 +386,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     click.echo(f"{out}: {summary.describe()}", err=True)
     _judge_the_outcome(summary, out)
     cost.stop_if_spent(budget, out)
+    if getattr(summary, "stopped", None):  # a batch run that stopped (cancelled, budget)
+        raise GavelError(summary.stopped)
 
 
 def _judge_the_outcome(summary, out: Path) -> None:

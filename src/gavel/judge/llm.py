@@ -154,6 +154,7 @@ class LLMJudge:
             path = self.replies or Path(scratch) / "replies.jsonl"
             try:
                 self.summary = self._run(list(requests.values()), path)
+                self.stopped = getattr(self.summary, "stopped", None)  # a batch run's stop
             except RunAborted as stop:  # the endpoint failed: keep what was judged
                 self.summary, self.stopped = stop.summary, str(stop)
             if self.budget is not None and self.budget.reached and self.stopped is None:
