@@ -57,6 +57,8 @@ class LineFault:
     finish_reason: str = "stop"
     #: A 200 answer with this body instead of a completion (a broken reply).
     body: Any = None
+    #: The answer's line in the output file cut short (a damaged file): billed all the same.
+    cut: bool = False
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -231,13 +233,19 @@ class FakeBatchServer:
                 reason = fault.finish_reason if fault else "stop"
                 output.append({**entry, "error": None, "response": {
                     "status_code": 200, "request_id": f"req_{index}",
-                    "body": completion(line["body"], text, reason)}})  # fmt: skip
+                    "body": completion(line["body"], text, reason)},
+                    **({"_cut": True} if fault and fault.cut else {})})  # fmt: skip
         for row in output:  # what the server bills: every answer it gave
             self.billed[row["custom_id"]] += 1
             usage = (row["response"].get("body") or {}).get("usage") or {}
             for name in ("prompt_tokens", "completion_tokens"):
                 self.billed_tokens[name] += usage.get(name, 0)
-        encode = lambda rows: b"".join(json.dumps(r).encode() + b"\n" for r in rows)  # noqa: E731
+
+        def encode(rows: list[dict[str, Any]]) -> bytes:
+            lines = (json.dumps({k: v for k, v in r.items() if k != "_cut"}).encode()[
+                : 150 if r.get("_cut") else None] for r in rows)  # fmt: skip
+            return b"".join(line + b"\n" for line in lines)
+
         if output:
             batch["output_file_id"] = self._new_file("out.jsonl", encode(output), "batch_output")[
                 "id"

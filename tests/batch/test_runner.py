@@ -379,3 +379,26 @@ def test_a_lost_state_file_finds_the_file_and_batch_on_the_server(
     written = lines(out)
     assert len(written) == SAMPLES and not any(r.get("error") for r in written)
     assert state_of(out)["parts"][0]["batch_id"] == "batch_1"
+
+
+def test_a_damaged_output_line_costs_its_sample_only(
+    gavel, batch_server, batch_fake, tmp_path, api_key
+):
+    damaged: list[str] = []
+
+    def plan(custom_id, body, before):
+        if not before and len(damaged) < 2:
+            damaged.append(custom_id)
+            return batch_fake.LineFault(cut=True)
+        return None
+
+    batch_server.plan = plan
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out))
+    assert done.returncode == 0, done.stderr
+    assert "r1-p1.output.jsonl: 2 line(s) are not batch results (line 1, 2)" in done.stderr
+    assert f"{SAMPLES - 2} answered, 2 to ask again" in done.stderr
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert batch_server.created == 2
+    assert {key for key, n in batch_server.sent.items() if n == 2} == set(damaged)
