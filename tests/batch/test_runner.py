@@ -402,3 +402,77 @@ def test_a_damaged_output_line_costs_its_sample_only(
     assert len(written) == SAMPLES and not any(r.get("error") for r in written)
     assert batch_server.created == 2
     assert {key for key, n in batch_server.sent.items() if n == 2} == set(damaged)
+
+
+def dry_run_cost(gavel, command) -> float:
+    done = gavel(*command, "--dry-run", "--dry-run-format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["sections"][0]["rows"]
+    return next(row["value"] for row in rows if row["name"] == "cost (USD)")
+
+
+def test_the_budget_holds_in_batch_mode_and_a_larger_one_continues(
+    gavel, batch_server, tmp_path, api_key
+):
+    out = tmp_path / "p.jsonl"
+    priced = ["--price", "1000,1000", "--batch-rounds", "20", "--no-cache"]  # $0.001 a token
+    command = generate(batch_server, tmp_path, out, *priced)
+    bound = dry_run_cost(gavel, command)  # every request's prompt and --max-tokens of reply
+    budget = 2.5 * bound / SAMPLES
+    stopped = gavel(*command, "--max-cost", f"{budget:.4f}")
+    assert stopped.returncode == 2, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    assert "stopped: the model batch-model spent $" in stopped.stderr
+    assert "remains, and the next request may cost up to $" in stopped.stderr
+    assert "rerun with a higher --max-cost to continue" in stopped.stderr
+    billed = (batch_server.billed_tokens["prompt_tokens"]
+              + batch_server.billed_tokens["completion_tokens"]) / 1000  # fmt: skip
+    assert 0 < billed <= budget  # the server's bill, never past the budget
+    written = lines(out)
+    assert 0 < len(written) < SAMPLES and not any(r.get("error") for r in written)
+    assert len(batch_server.billed) == len(written)
+    # A larger budget goes on from there: every request billed once in all.
+    done = gavel(*command, "--max-cost", f"{2 * bound:.4f}")
+    assert done.returncode == 0, done.stderr
+    assert len(lines(out)) == SAMPLES
+    assert_billed_once(batch_server)
+
+
+def test_replies_without_choices_are_counted_in_the_summary_and_the_ledger(
+    gavel, batch_server, batch_fake, tmp_path, api_key
+):
+    from gavel.cost.ledger import read_usage
+
+    broken: list[str] = []
+
+    def plan(custom_id, body, before):
+        if not before and len(broken) < 3:
+            broken.append(custom_id)
+            empty = {"object": "chat.completion", "choices": [],
+                     "usage": {"prompt_tokens": 500, "completion_tokens": 40}}  # fmt: skip
+            return batch_fake.LineFault(body=empty)
+        return None
+
+    batch_server.plan = plan
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out))
+    assert done.returncode == 0, done.stderr
+    assert batch_server.created == 2 and len(lines(out)) == SAMPLES
+    billed = batch_server.billed_tokens
+    assert f"tokens {billed['prompt_tokens']:,} in / {billed['completion_tokens']:,} out" in (
+        done.stderr
+    )
+    ledger = read_usage(out)
+    assert (ledger.prompt_tokens, ledger.completion_tokens) == (
+        billed["prompt_tokens"],
+        billed["completion_tokens"],
+    )
+
+
+def test_a_batch_dry_run_quotes_batch_prices(gavel, tmp_path):
+    base = ["generate", "--data", DATA, "--model", "openai:gpt-4o", "--max-tokens", "64",
+            "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl"]  # fmt: skip
+    online, batch = dry_run_cost(gavel, base), dry_run_cost(gavel, [*base, "--batch"])
+    assert batch == pytest.approx(online / 2, rel=1e-3)
+    given = dry_run_cost(gavel, [*base, "--batch", "--price", "2.5,10"])  # as given
+    assert given == pytest.approx(online, rel=1e-3)

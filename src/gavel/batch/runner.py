@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -44,7 +44,11 @@ from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, drop_err
 from gavel.runner.cache import AnswerCache, model_identity
 from gavel.runner.failures import classify
 from gavel.runner.local import completed_ids
+from gavel.runner.retry import InvalidResponseError
 from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+
+if TYPE_CHECKING:
+    from gavel.cost.budget import Budget
 
 FALLBACKS = ("batch", "online")
 
@@ -312,8 +316,12 @@ class _Run:
         merged = merge(self.model, mine, outcomes, read_sizes(sizes_path(requests_path)),
                        self.out, cache=self.cache, missing=missing, final=False)  # fmt: skip
         self.summary.add(merged.summary)
-        self.summary.prompt_tokens += merged.refused_usage.get("prompt_tokens", 0)
-        self.summary.completion_tokens += merged.refused_usage.get("completion_tokens", 0)
+        # Refused replies were paid for but have no line: their tokens are kept with the part,
+        # where the ledger (gavel.cost.ledger) counts them.
+        part.refused_prompt_tokens = merged.refused_usage.get("prompt_tokens", 0)
+        part.refused_completion_tokens = merged.refused_usage.get("completion_tokens", 0)
+        self.summary.prompt_tokens += part.refused_prompt_tokens
+        self.summary.completion_tokens += part.refused_completion_tokens
         self.summary.stale += merged.stale
         part.merged, part.answered, part.failed = True, merged.summary.answered, len(merged.again)
         self.save(state)
@@ -327,9 +335,10 @@ class _Run:
 
 
 def _final_error(error: Exception) -> Exception:
-    """The failure written as the error line; a refused reply's tokens were counted already."""
-    if isinstance(error, InvalidAnswerError):
-        return InvalidAnswerError(str(error))
+    """The failure written as the error line; a refused reply's tokens were counted already
+    (in the summary, and in the part's record that the ledger reads)."""
+    if isinstance(error, InvalidAnswerError | InvalidResponseError):
+        return type(error)(str(error))
     return error
 
 
@@ -344,10 +353,18 @@ def run_batch(
     progress: bool = True,
     online: dict[str, Any] | None = None,
     prices: Prices | None = None,
+    budget: Budget | None = None,
 ) -> BatchRunSummary:
     """Answer every request not answered in ``out`` through the server's Batch API (see the
     module's text). ``online``: ``run_async`` options for the online fallback; ``prices``
-    (per 1,000 tokens: give the batch prices) adds the cost."""
+    (per 1,000 tokens: give the batch prices) adds the cost; ``budget`` (with each request's
+    ``bound``, at the batch price) lets a batch hold only the requests that fit what is left
+    of it, and holds the rest back (``stopped`` says so)."""
+    if budget is not None and settings.fallback == "online":
+        raise ConfigError(
+            "--max-cost with a batch fallback of online: not supported (online requests cost "
+            "more than the batch's); use the batch fallback"
+        )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -363,6 +380,8 @@ def run_batch(
         state = run.state()
         failures: dict[str, Exception] = {}
         rounds = 0
+        if budget is not None:
+            budget.summary = summary  # this run's spend, as the batches report it
         unfinished = state.unfinished()
         if unfinished:
             rounds += 1
@@ -377,14 +396,25 @@ def run_batch(
                 or (settings.fallback == "online" and rounds >= 1)
             ):
                 break
-            if rounds or state.parts:
-                summary.re_asked += len(keyed)
+            sending = keyed
+            if budget is not None:  # only what fits what is left; the rest waits
+                chosen = {r.sample_id for r in budget.fitting(keyed.values())}
+                sending = {k: r for k, r in keyed.items() if r.sample_id in chosen}
+                if not sending:
+                    break
+            if rounds == 0 and state.parts:
+                summary.re_asked += len(sending)
+            else:
+                summary.re_asked += sum(r.sample_id in failures for r in sending.values())
             rounds += 1
-            for part in run.submit(state, keyed):
+            for part in run.submit(state, sending):
                 if run.cancelled is None:
-                    failures |= run.drive(state, part, keyed).again
+                    failures |= run.drive(state, part, sending).again
         summary.rounds = rounds
         remaining = list(keyed.values())
+        # Requests the budget held back (never sent by this run): not failures, not written.
+        held = [r for r in remaining if r.sample_id not in failures] if budget else []
+        remaining = [r for r in remaining if r.sample_id in failures] if budget else remaining
         if run.cancelled is not None:
             left = len(run.keyed(unique))
             summary.stopped = (
@@ -407,6 +437,10 @@ def run_batch(
             reason = BatchRequestError(f"not answered in {rounds} batch round(s)")
             run._write_with(remaining, {}, {r.sample_id: _final_error(failures.get(r.sample_id, reason))
                                             for r in remaining})  # fmt: skip
+        if budget is not None:  # held back by a round, yet maybe sent by a later one
+            budget.reached = bool(held)
+        if held and summary.stopped is None:
+            summary.stopped = budget.batch_message(out, len(held))
     finally:
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)

@@ -57,6 +57,9 @@ class Part(msgspec.Struct, omit_defaults=True):
     #: After the merge: answers taken, requests to ask again.
     answered: int = 0
     failed: int = 0
+    #: Tokens of the replies refused at the merge (no line holds them; they were paid for).
+    refused_prompt_tokens: int = 0
+    refused_completion_tokens: int = 0
 
     def requests_path(self, folder: Path) -> Path:
         return folder / f"{self.name}.requests.jsonl"

@@ -67,7 +67,7 @@ def _run(**kwargs) -> None:
                                 _for(bench, "score", own))  # fmt: skip
     ctx.invoke(generate, out=predictions, **generating,
                **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
-    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions)
+    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions, bool(kwargs.get("batch")))
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],

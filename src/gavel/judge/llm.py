@@ -205,7 +205,7 @@ class LLMJudge:
         try:
             return run_batch(self.model, requests, path, kind="judge", cache=self.cache,
                              settings=self.batch, progress=self.progress, online=online,
-                             prices=self.prices)  # fmt: skip
+                             prices=self.prices, budget=self.budget)  # fmt: skip
         except (BatchInterrupted, ConfigError):
             raise
         except GavelError as error:  # the server failed: keep what was judged, as online
