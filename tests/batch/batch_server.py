@@ -131,6 +131,8 @@ class FakeBatchServer:
         #: Request bodies of every created batch, by custom_id (the last one seen).
         self.bodies: dict[str, dict[str, Any]] = {}
         self.polls = 0
+        #: The Authorization header of every request, in order (where keys went).
+        self.authorizations: list[str] = []
         self.online = 0
         self.online_bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -311,6 +313,7 @@ class FakeBatchServer:
                 self._send(404, {"error": {"message": f"no such thing: {self.path}"}})
 
             def do_GET(self) -> None:
+                server.authorizations.append(self.headers.get("Authorization", ""))
                 path = urlsplit(self.path).path.removeprefix("/v1")
                 query = parse_qs(urlsplit(self.path).query)
                 with server._lock:
@@ -343,6 +346,7 @@ class FakeBatchServer:
                         self._missing()
 
             def do_POST(self) -> None:
+                server.authorizations.append(self.headers.get("Authorization", ""))
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 path = urlsplit(self.path).path.removeprefix("/v1")
                 if path == "/files" and server.refuse_uploads:

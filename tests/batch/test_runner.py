@@ -281,10 +281,14 @@ def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_pat
         )
         while done_so_far() < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        status = gavel("batch", "status", out)
+        # No manifest yet: the state file alone does not say where the key may go.
+        refused = gavel("batch", "status", out)
+        assert refused.returncode == 2 and "a state file alone never chooses" in refused.stderr
+        server = ["--base-url", batch_server.url, "--api-key-env", "GAVEL_TEST_KEY"]
+        status = gavel("batch", "status", out, *server)
         assert status.returncode == 0, status.stderr
         assert "batch batch_1 in_progress" in status.stdout and f"of {SAMPLES}" in status.stdout
-        cancel = gavel("batch", "cancel", tmp_path / "p.jsonl")
+        cancel = gavel("batch", "cancel", tmp_path / "p.jsonl", *server)
         assert cancel.returncode == 0, cancel.stderr
         assert "batch batch_1: cancelling" in cancel.stdout
         _, err = running.process.communicate(timeout=60)
@@ -324,7 +328,8 @@ def test_a_batch_whose_requests_were_answered_online_is_not_waited_for(
     assert done.returncode == 0, done.stderr
     assert "batch batch_1 is no longer needed" in done.stderr
     assert batch_server.created == 1 and len(lines(out)) == SAMPLES
-    cancel = gavel("batch", "cancel", out)
+    # The run's manifest names the server; the key's variable is said again.
+    cancel = gavel("batch", "cancel", out, "--api-key-env", "GAVEL_TEST_KEY")
     assert cancel.returncode == 0 and "batch batch_1: cancelling" in cancel.stdout
 
 
@@ -476,3 +481,49 @@ def test_a_batch_dry_run_quotes_batch_prices(gavel, tmp_path):
     assert batch == pytest.approx(online / 2, rel=1e-3)
     given = dry_run_cost(gavel, [*base, "--batch", "--price", "2.5,10"])  # as given
     assert given == pytest.approx(online, rel=1e-3)
+
+
+def test_batch_commands_send_the_key_only_where_this_call_says(
+    gavel, batch_server, tmp_path, api_key, monkeypatch
+):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_of_the_user")
+    folder = tmp_path / "p.batch"
+    folder.mkdir()
+    state = {"kind": "generate", "model": "m", "base_url": batch_server.url,
+             "api_key_env": "HF_TOKEN", "output": "p.jsonl",
+             "parts": [{"name": "r1-p1", "round": 1, "count": 1, "sha256": "ab",
+                        "file_id": "file-1", "batch_id": "batch_1"}]}  # fmt: skip
+    (folder / "state.json").write_text(json.dumps(state))
+    for command in ("status", "cancel"):
+        done = gavel("batch", command, tmp_path / "p.jsonl")
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert f"{folder / 'state.json'}: its base_url" in done.stderr
+    # The run's manifest agrees on the server: the variable named by the state file alone is
+    # still refused.
+    manifest = {"adapter": {"base_urls": [batch_server.url]}}
+    (tmp_path / "p.manifest.json").write_text(json.dumps(manifest))
+    done = gavel("batch", "status", tmp_path / "p.jsonl")
+    assert done.returncode == 2 and "its api_key_env 'HF_TOKEN' is not the run's" in done.stderr
+    assert batch_server.authorizations == []  # nothing was sent anywhere
+    # Named on this call's command line, it is used.
+    done = gavel("batch", "status", tmp_path / "p.jsonl", "--api-key-env", "GAVEL_TEST_KEY")
+    assert batch_server.authorizations == [f"Bearer {api_key}"]
+
+
+def test_a_part_name_that_leaves_the_batch_folder_is_refused(gavel, batch_server, tmp_path,
+                                                             api_key):  # fmt: skip
+    out = tmp_path / "run" / "p.jsonl"
+    command = generate(batch_server, tmp_path, out, "--no-cache")
+    assert gavel(*command).returncode == 0
+    state_file = out.with_suffix(".batch") / "state.json"
+    state = json.loads(state_file.read_text())
+    state["parts"][0] |= {"name": "../../escaped", "merged": False, "downloaded": False}
+    state_file.write_text(json.dumps(state))
+    before = sorted(tmp_path.rglob("*"))
+    for again in (command, ["batch", "status", out]):
+        done = gavel(*again)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert f"{state_file}: parts[0].name: '../../escaped' is not a plain file name" in (
+            done.stderr
+        )
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written, inside or out
