@@ -370,7 +370,7 @@ def for_generate(flags: CostFlags, judge=None, judge_price: str | None = None) -
         from gavel.cost.ledger import read_usage
         from gavel.cost.prices import resolve_price
 
-        price = resolve_price(judge.name, judge_price, "--judge-price")
+        price = resolve_price(judge.name, judge_price, "--judge-price", _batch(judge))
         spent = read_usage(judge.replies).cost(price) if price is not None else 0.0
     given = {n: getattr(flags, n) for n in COMMAND_FLAGS["generate"]}
     return given | ({"spent_elsewhere": spent} if spent else {})
