@@ -386,18 +386,24 @@ def test_a_lost_state_file_finds_the_file_and_batch_on_the_server(
     assert state_of(out)["parts"][0]["batch_id"] == "batch_1"
 
 
+def first_sent(count: int, fault):
+    """``(chosen, plan)``: the plan gives ``fault`` to the first ``count`` requests the first
+    time they are sent (``chosen`` lists them), and answers every other line."""
+    chosen: list[str] = []
+
+    def plan(custom_id, body, before):
+        if not before and len(chosen) < count:
+            chosen.append(custom_id)
+            return fault
+        return None
+
+    return chosen, plan
+
+
 def test_a_damaged_output_line_costs_its_sample_only(
     gavel, batch_server, batch_fake, tmp_path, api_key
 ):
-    damaged: list[str] = []
-
-    def plan(custom_id, body, before):
-        if not before and len(damaged) < 2:
-            damaged.append(custom_id)
-            return batch_fake.LineFault(cut=True)
-        return None
-
-    batch_server.plan = plan
+    damaged, batch_server.plan = first_sent(2, batch_fake.LineFault(cut=True))
     out = tmp_path / "p.jsonl"
     done = gavel(*generate(batch_server, tmp_path, out))
     assert done.returncode == 0, done.stderr
@@ -448,17 +454,9 @@ def test_replies_without_choices_are_counted_in_the_summary_and_the_ledger(
 ):
     from gavel.cost.ledger import read_usage
 
-    broken: list[str] = []
-
-    def plan(custom_id, body, before):
-        if not before and len(broken) < 3:
-            broken.append(custom_id)
-            empty = {"object": "chat.completion", "choices": [],
-                     "usage": {"prompt_tokens": 500, "completion_tokens": 40}}  # fmt: skip
-            return batch_fake.LineFault(body=empty)
-        return None
-
-    batch_server.plan = plan
+    empty = {"object": "chat.completion", "choices": [],
+             "usage": {"prompt_tokens": 500, "completion_tokens": 40}}  # fmt: skip
+    _, batch_server.plan = first_sent(3, batch_fake.LineFault(body=empty))
     out = tmp_path / "p.jsonl"
     done = gavel(*generate(batch_server, tmp_path, out))
     assert done.returncode == 0, done.stderr

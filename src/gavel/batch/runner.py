@@ -6,12 +6,17 @@ One call of :func:`run_batch`:
 2. writes the answers the cache already has (nothing is sent for them);
 3. finishes every part recorded in the batch folder and not yet merged: a killed run's batch
    is polled again, never created again (:mod:`gavel.batch.state`, :mod:`gavel.batch.client`);
-4. sends what is still unanswered as a new round (one or more parts, within the API's limits),
-   waits, merges; requests a batch failed, refused or never reached (an expired or cancelled
-   batch) are asked in the next round, up to ``rounds`` rounds in all, or once the first
-   round is done, online (``fallback="online"``);
+4. sends what is still unanswered as a new round (one or more parts, within the API's limits;
+   with a budget, only the requests whose upper-bound costs fit what is left of it), waits,
+   merges; requests a batch failed, refused or never reached (an expired batch, one cancelled
+   before this run waited on it) are asked in the next round, up to ``rounds`` rounds in all,
+   or once the first round is done, online (``fallback="online"``);
 5. writes what still failed as error lines, as an online run does (scored ``model_error``; the
    next run asks them again).
+
+A run stops early, with nothing lost and ``stopped`` saying why, when a batch it waits on is
+cancelled (by ``gavel batch cancel`` or anyone else: the user asked for it to stop, so nothing
+is sent again) or when not even one more request fits the budget.
 """
 
 from __future__ import annotations
