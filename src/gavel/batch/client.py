@@ -115,7 +115,8 @@ class BatchClient:
             try:
                 return make(), False
             except Exception as error:
-                for pause in looks:
+                # A refusal (4xx) is looked behind once; a lost reply a few times, apart.
+                for pause in looks if is_retryable(error) else looks[:1]:
                     self.sleep(pause)
                     found = look()
                     if found is not None:

@@ -45,6 +45,8 @@ def _manifest_server(folder: Path, state) -> tuple[list[str], str | None]:
     yet: a first run still waiting)."""
     from gavel.manifest import run_manifest_path
 
+    if Path(state.output).name != state.output or state.output in ("", ".", ".."):
+        return [], None  # not a file beside the folder: no manifest read through it
     output = folder.parent / state.output
     if state.kind == "judge":
         path = output.with_name(state.output.removesuffix(".judge.jsonl") + ".json")
