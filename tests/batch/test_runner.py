@@ -415,6 +415,19 @@ def test_a_damaged_output_line_costs_its_sample_only(
     assert {key for key, n in batch_server.sent.items() if n == 2} == set(damaged)
 
 
+def test_a_damaged_line_in_the_last_round_is_its_samples_error_line(
+    gavel, batch_server, batch_fake, tmp_path, api_key
+):
+    _, batch_server.plan = first_sent(1, batch_fake.LineFault(cut=True))
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out, "--batch-rounds", "1"))
+    assert done.returncode == 0, done.stderr
+    written = lines(out)
+    errors = [r["error"] for r in written if r.get("error")]
+    assert len(written) == SAMPLES and len(errors) == 1
+    assert "r1-p1.output.jsonl:1: not a batch output line" in errors[0]
+
+
 def dry_run_cost(gavel, command) -> float:
     done = gavel(*command, "--dry-run", "--dry-run-format", "json")
     assert done.returncode == 0, done.stderr
@@ -442,6 +455,8 @@ def test_the_budget_holds_in_batch_mode_and_a_larger_one_continues(
     written = lines(out)
     assert 0 < len(written) < SAMPLES and not any(r.get("error") for r in written)
     assert len(batch_server.billed) == len(written)
+    online = gavel(*command, "--max-cost", "1", "--batch-fallback", "online")
+    assert online.returncode == 2 and "not supported" in online.stderr
     # A larger budget goes on from there: every request billed once in all.
     done = gavel(*command, "--max-cost", f"{2 * bound:.4f}")
     assert done.returncode == 0, done.stderr
