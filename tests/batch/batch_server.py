@@ -237,7 +237,9 @@ class FakeBatchServer:
                     "status_code": 200, "request_id": f"req_{index}",
                     "body": completion(line["body"], text, reason)},
                     **({"_cut": True} if fault and fault.cut else {})})  # fmt: skip
-        for row in output:  # what the server bills: every answer it gave
+        for row in output:  # what the server bills: every answer it gave (status 200)
+            if row["response"]["status_code"] != 200:
+                continue
             self.billed[row["custom_id"]] += 1
             usage = (row["response"].get("body") or {}).get("usage") or {}
             for name in ("prompt_tokens", "completion_tokens"):

@@ -540,3 +540,28 @@ def test_a_part_name_that_leaves_the_batch_folder_is_refused(gavel, batch_server
             done.stderr
         )
     assert sorted(tmp_path.rglob("*")) == before  # nothing written, inside or out
+
+
+def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
+    gavel, start, batch_server, batch_fake, tmp_path, api_key
+):
+    failing, first = first_sent(3, batch_fake.LineFault(status=500, message="overloaded"))
+
+    def plan(custom_id, body, before):
+        if before:  # the second round: slow enough to be killed while it runs
+            batch_server.duration = 5.0
+        return first(custom_id, body, before)
+
+    batch_server.plan = plan
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    start(*command).kill_when(lambda: "batch_2" in batch_server.batches)
+    (out.with_suffix(".batch") / "state.json").unlink()
+    batch_server.duration = 0.3
+    done = gavel(*command)
+    assert done.returncode == 0, done.stderr
+    assert "found batch batch_2 created by an earlier run" in done.stderr
+    assert batch_server.created == 2 and set(batch_server.sent[k] for k in failing) == {2}
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert_billed_once(batch_server)

@@ -11,9 +11,10 @@ So both are looked for before they are made, and again after any failed attempt:
 
 - a file by its name (``gavel-<sha256 of the content>-<part>.jsonl``) and size, among the
   files of purpose ``batch``;
-- a batch by its ``metadata`` tag (:func:`tag`: the run, the part, its round and the content's
-  digest), among ``GET /v1/batches`` (newest first, page after page), or, for a batch made
-  without a run tag, by the id of its input file.
+- a batch by its ``metadata`` tag (:func:`tag`: the run and the requests file's digest; the
+  part and its round are recorded too), among ``GET /v1/batches`` (newest first, page after
+  page), leaving out the batches the run has recorded already, or, for a batch made without a
+  run tag, by the id of its input file.
 
 Only when the server has neither is the step done, one attempt at a time.
 """
@@ -21,7 +22,7 @@ Only when the server has neither is the step done, one attempt at a time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,10 @@ LOOK_AFTER = (0.0, 1.0, 3.0)
 LOOK_AFTER_UPLOAD = (1.0,)
 #: Attempts a create or an upload gets in all.
 ATTEMPTS = 3
-#: The metadata keys that say a batch is a given part of a given run.
-TAG_KEYS = ("gavel_run", "gavel_part", "gavel_sha256")
+#: The metadata keys that say a batch holds given requests of a given run: the run and the
+#: requests file's digest (not the part's name: a run whose state was lost numbers its rounds
+#: anew).
+TAG_KEYS = ("gavel_run", "gavel_sha256")
 
 
 def tag(run: str, output: str, part: str, round_: int, sha256: str) -> dict[str, str]:
@@ -97,11 +100,14 @@ class BatchClient:
                 return entry.id
         return None
 
-    def find_batch(self, wanted: Mapping[str, str], file_id: str | None = None) -> Any | None:
-        """The batch tagged ``wanted`` (or, untagged, made from ``file_id``), or None."""
+    def find_batch(self, wanted: Mapping[str, str], file_id: str | None = None,
+                   known: Container[str] = ()) -> Any | None:  # fmt: skip
+        """The newest batch tagged ``wanted`` (or, untagged, made from ``file_id``) that is not
+        one of the ``known`` ones (recorded already: the same requests sent again after a
+        batch that answered none of them), or None."""
         listing = lambda: self.client.batches.list(limit=PAGE)  # noqa: E731
         for batch in self._listed(listing, SEARCH_BATCHES, "batches"):
-            if _is_ours(batch, wanted, file_id):
+            if batch.id not in known and _is_ours(batch, wanted, file_id):
                 return batch
         return None
 
@@ -141,7 +147,8 @@ class BatchClient:
                                 f"uploading {path} failed", LOOK_AFTER_UPLOAD)  # fmt: skip
         return file_id
 
-    def create(self, file_id: str, metadata: dict[str, str]) -> tuple[Any, bool]:
+    def create(self, file_id: str, metadata: dict[str, str],
+               known: Container[str] = ()) -> tuple[Any, bool]:  # fmt: skip
         """The batch of ``file_id`` tagged ``metadata``, and whether it was found made (by an
         attempt whose reply was lost) rather than made now."""
 
@@ -149,7 +156,8 @@ class BatchClient:
             return self.once.batches.create(input_file_id=file_id, endpoint=ENDPOINT,
                                             completion_window=WINDOW, metadata=metadata)  # fmt: skip
 
-        return self._once(make, lambda: self.find_batch(metadata), "creating the batch failed")
+        look = lambda: self.find_batch(metadata, known=known)  # noqa: E731
+        return self._once(make, look, "creating the batch failed")
 
     def retrieve(self, batch_id: str) -> Any:
         try:

@@ -249,7 +249,8 @@ class _Run:
         if part.batch_id is None:
             # Looked for first, whatever the state says: a lost state file, a lost reply.
             wanted = tag(state.run, self.out.name, part.name, part.round, part.sha256)
-            found = client.find_batch(wanted, part.file_id if part.creating else None)
+            known = {p.batch_id for p in state.parts if p.batch_id}
+            found = client.find_batch(wanted, part.file_id if part.creating else None, known)
             adopted = found is not None
             if found is None:
                 if part.file_id is None:
@@ -258,7 +259,7 @@ class _Run:
                     self.save(state)
                 part.creating = True  # a rerun after a lost reply looks for it first
                 self.save(state)
-                found, adopted = client.create(part.file_id, wanted)
+                found, adopted = client.create(part.file_id, wanted, known)
             if not adopted:
                 click.echo(f"created batch {found.id}: {part.count} requests "
                            f"(round {part.round}); recorded in {self.folder}", err=True)  # fmt: skip
