@@ -325,11 +325,10 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache,
                                             batch=batch_api.settings is not None)  # fmt: skip
         return cost.show_dry_run([estimate], flags.dry_run_format)
-    budget = cost.generation_budget(flags, model, out, remote and executor == "local"
-                                    and not batching, preset, batch_api.settings is not None)  # fmt: skip
-    if budget is not None and (batch_api.requests_only or batch_api.from_output):
-        raise click.UsageError("--max-cost: nothing is sent with --batch-requests-only or "
-                               "--from-batch-output")  # fmt: skip
+    offline = batch_api.requests_only or batch_api.from_output  # nothing sent: nothing to hold
+    budget = None if offline else cost.generation_budget(
+        flags, model, out, remote and executor == "local" and not batching, preset,
+        batch_api.settings is not None)  # fmt: skip
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),
