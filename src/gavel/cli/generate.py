@@ -322,11 +322,13 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     flags = cost.cost_flags()
     cache = None if no_cache or not remote else (cache_path or default_cache())
     if flags.dry_run:  # nothing is sent, nothing written
-        estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache)
+        estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache,
+                                            batch=batch_api.settings is not None)  # fmt: skip
         return cost.show_dry_run([estimate], flags.dry_run_format)
-    budget = cost.generation_budget(
-        flags, model, out, remote and executor == "local" and not batching
-    )
+    offline = batch_api.requests_only or batch_api.from_output  # nothing sent: nothing to hold
+    budget = None if offline else cost.generation_budget(
+        flags, model, out, remote and executor == "local" and not batching, preset,
+        batch_api.settings is not None)  # fmt: skip
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),
@@ -347,7 +349,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         manifest.settings["rate_limits"] = {"rpm": rpm, "tpm": tpm}
     if batch_api.active:
         summary = batch_api.run(model, prepared, out, cache_path, no_cache, not no_progress,
-                                concurrency)  # fmt: skip
+                                concurrency, budget, cost.runner_prices(flags, model))  # fmt: skip
     elif executor == "ray":
         from gavel.runner.ray_executor import run_ray
 
@@ -385,6 +387,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
     _judge_the_outcome(summary, out)
+    if getattr(summary, "stopped", None):  # a batch run that stopped (cancelled, budget)
+        raise GavelError(summary.stopped)
     cost.stop_if_spent(budget, out)
 
 

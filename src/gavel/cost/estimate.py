@@ -14,7 +14,7 @@ answers exist (the resume file, cache hits) their mean reply length is used, oth
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,13 +91,10 @@ def estimate(role: str, model: str, requests: Iterable[Request], sending: Sendin
                         replies.append(hit.usage["completion_tokens"])
                     continue
             result.to_send += 1
-            texts = [request.prompt] if request.system is None else [request.system, request.prompt]
-            result.text_tokens += sending.counter.chat(texts)
-            for path in request.images:
-                for width, height, frame in sizes.of(Path(path)):
-                    rule = sending.image_rule
-                    result.images += 1
-                    result.image_tokens += (rule.frame if frame else rule.image)(width, height)
+            text, images, image_tokens = sizes.tokens(request)
+            result.text_tokens += text
+            result.images += images
+            result.image_tokens += image_tokens
     finally:
         if store is not None:
             store.close()
@@ -112,6 +109,18 @@ def estimate(role: str, model: str, requests: Iterable[Request], sending: Sendin
     if price is not None:
         result.cost = price.cost(result.input_tokens, result.output_tokens)
     return result
+
+
+def input_tokens(sending: Sending) -> Callable[[Request], int]:
+    """The input tokens of one request as the dry run counts them (text and images): what a
+    batch run's budget adds ``max_tokens`` of reply to, for each request's upper bound."""
+    sizes = _Sizes(sending)
+
+    def count(request: Request) -> int:
+        text, _, images = sizes.tokens(request)
+        return text + images
+
+    return count
 
 
 def _outputs(result: Estimate, replies: list[int], max_tokens: int | None) -> None:
@@ -150,6 +159,18 @@ class _Sizes:
         self.known: dict[Path, list[tuple[int, int, bool]]] = {}
         self.notes: list[str] = []
         self.unreadable = 0  # files that could not be read: named (up to a few), then counted
+
+    def tokens(self, request: Request) -> tuple[int, int, int]:
+        """``(text tokens, images and frames, their tokens)`` of one request."""
+        sending = self.sending
+        texts = [request.prompt] if request.system is None else [request.system, request.prompt]
+        images = image_tokens = 0
+        for path in request.images:
+            for width, height, frame in self.of(Path(path)):
+                rule = sending.image_rule
+                images += 1
+                image_tokens += (rule.frame if frame else rule.image)(width, height)
+        return sending.counter.chat(texts), images, image_tokens
 
     def of(self, path: Path) -> list[tuple[int, int, bool]]:
         if path not in self.known:

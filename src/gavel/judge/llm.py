@@ -154,6 +154,7 @@ class LLMJudge:
             path = self.replies or Path(scratch) / "replies.jsonl"
             try:
                 self.summary = self._run(list(requests.values()), path)
+                self.stopped = getattr(self.summary, "stopped", None)  # a batch run's stop
             except RunAborted as stop:  # the endpoint failed: keep what was judged
                 self.summary, self.stopped = stop.summary, str(stop)
             if self.budget is not None and self.budget.reached and self.stopped is None:
@@ -204,7 +205,7 @@ class LLMJudge:
         try:
             return run_batch(self.model, requests, path, kind="judge", cache=self.cache,
                              settings=self.batch, progress=self.progress, online=online,
-                             prices=self.prices)  # fmt: skip
+                             prices=self.prices, budget=self.budget)  # fmt: skip
         except (BatchInterrupted, ConfigError):
             raise
         except GavelError as error:  # the server failed: keep what was judged, as online

@@ -286,7 +286,11 @@ class OpenAIChatModel:
     def answer_of(self, completion: Any, sent: tuple[int, int] | None) -> Answer:
         """The answer a completion body holds (online or from a batch output line), or
         :class:`InvalidResponseError` for a broken one."""
-        text, usage, finish_reason = _read_completion(completion)
+        try:
+            text, usage, finish_reason = _read_completion(completion)
+        except InvalidResponseError as error:  # a reply without choices is paid for all the same
+            error.usage = _usage_of(completion)  # type: ignore[attr-defined]
+            raise
         input_size = None
         if sent is not None and self.box_format == "resized-pixel":
             input_size = qwen_smart_resize(*sent)
@@ -548,6 +552,18 @@ def _http_client(timeout: float, url: str) -> Any:
         return None
 
 
+def _usage_of(completion: Any) -> dict[str, int]:
+    """The token counts a reply reports (none for a reply of another shape)."""
+    usage: dict[str, int] = {}
+    given = completion.get("usage") if isinstance(completion, dict) else None
+    if isinstance(given, dict):
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = given.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                usage[name] = value
+    return usage
+
+
 def _read_completion(completion: Any) -> tuple[str, dict[str, int], str | None]:
     """The answer text, token usage and finish reason (``length``: cut off by ``max_tokens``),
     or :class:`InvalidResponseError` for a broken reply."""
@@ -569,13 +585,7 @@ def _read_completion(completion: Any) -> tuple[str, dict[str, int], str | None]:
         text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
     if not isinstance(text, str):
         raise InvalidResponseError("the server's reply content is not text")
-    usage: dict[str, int] = {}
-    given = completion.get("usage")
-    if isinstance(given, dict):
-        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            value = given.get(name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                usage[name] = value
+    usage = _usage_of(completion)
     finish_reason = choice.get("finish_reason")
     return text, usage, finish_reason if isinstance(finish_reason, str) else None
 
