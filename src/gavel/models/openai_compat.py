@@ -402,6 +402,17 @@ class OpenAIChatModel:
         """What to check after the server refused every request with ``status``."""
         said = (words or "").lower()
         flags = self.flags
+        if status is not None and status >= 500:
+            if any(word in said for word in ("image", "vision", "multimodal", "mmproj")):
+                return (
+                    f"The server at {self.endpoint} cannot take image input: serve a vision "
+                    "model with its image projector (llama-server: --mmproj), or a text "
+                    "benchmark"
+                )
+            return (
+                f"The server at {self.endpoint} fails every request alike: see its log; the "
+                f"options sent may be ones it cannot handle{self._extra_note()}"
+            )
         if status in (401, 403):
             return (
                 f"The server refused the API key: check that {self.api_key_env} "
@@ -424,13 +435,16 @@ class OpenAIChatModel:
                 f"No such route at {self.endpoint}: check {flags['base_url']} (it usually "
                 f"ends in /v1, as http://host:8000/v1){listed}"
             )
-        extra = ""
-        if self.extra_body:  # the server's words name no field, but these are not standard
-            extra = f" ({', '.join(self.extra_body)}, sent because of {flags['extra_body']})"
         return (
             f"Check {flags['model']} (the name as GET /v1/models lists it), "
-            f"{flags['base_url']} and the options sent{extra}{listed}"
+            f"{flags['base_url']} and the options sent{self._extra_note()}{listed}"
         )
+
+    def _extra_note(self) -> str:
+        """The extra fields sent, which the server's words may be about without naming them."""
+        if not self.extra_body:
+            return ""
+        return f" ({', '.join(self.extra_body)}, sent because of {self.flags['extra_body']})"
 
     # --- request building --------------------------------------------------------------------
 
