@@ -145,7 +145,9 @@ def test_a_run_in_which_every_request_failed_fails(gavel, tmp_path, server, fake
     assert not (tmp_path / "run" / "results.json").exists()  # nothing scored
 
 
-def test_a_run_in_which_most_requests_failed_warns(gavel, tmp_path, server, fake, api_key):
+def test_a_run_in_which_some_requests_failed_exits_2_with_the_causes(
+    gavel, tmp_path, server, fake, api_key
+):
     assert gavel("synth", "--n", "4", "--out", tmp_path / "set").returncode == 0
     server.plan = lambda body, number: (
         None if number == 1 else fake.Fault(status=400, message=f"bad request {number}")
@@ -153,8 +155,10 @@ def test_a_run_in_which_most_requests_failed_warns(gavel, tmp_path, server, fake
     done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
                  "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
                  "--no-progress", "--concurrency", "1", "--out", tmp_path / "p.jsonl")  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "warning: 3 of 4 requests sent failed" in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert "3 samples failed:\n  1 × HTTP 400: bad request 2\n" in done.stderr
+    assert "error: 3 of 4 samples asked failed" in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "p.manifest.json").exists() or any(tmp_path.glob("*manifest*"))
 
 
 def test_no_model_check_skips_a_list_that_omits_the_model(gavel, tmp_path, server, api_key):
@@ -182,3 +186,42 @@ def test_no_model_check_applies_to_served_models_only(gavel, tmp_path):
                  "--no-model-check", "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 2
     assert "--no-model-check applies to openai: models only" in done.stderr
+
+
+def test_samples_refused_every_time_get_their_lines_and_reruns_ask_only_them(
+    gavel, tmp_path, server, fake, api_key
+):
+    """About one sample in seven always refused with the same 400 (a content filter): every run
+    finishes, exit 2, the refusals grouped by the server's words; a rerun asks those only."""
+    import zlib
+
+    assert gavel("synth", "--n", "40", "--out", tmp_path / "set").returncode == 0
+    words = "Your request was rejected as a result of our safety system."
+    refused: set[int] = set()
+
+    def content_filter(body, number):
+        sample = zlib.crc32(fake.image_urls(body)[0].encode())
+        if sample % 7 == 1:
+            refused.add(sample)
+            return fake.Fault(status=400, message=words)
+        return None
+
+    server.plan = content_filter
+    out = tmp_path / "p.jsonl"
+    command = ["generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+               "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+               "--no-progress", "--out", out]  # fmt: skip
+    done = gavel(*command)
+    assert done.returncode == 2, done.stderr
+    assert 0 < len(refused) < 20 and server.hits == 40
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    errors = [line for line in written if line.get("error")]
+    assert len(written) == 40 and len(errors) == len(refused)
+    assert all(words in line["error"] for line in errors)
+    assert f"{len(refused)} samples failed:\n  {len(refused)} × HTTP 400: {words}" in done.stderr
+    assert "Traceback" not in done.stderr and "check the model name" not in done.stderr
+    again = gavel(*command)
+    assert again.returncode == 2, again.stderr
+    assert server.hits == 40 + len(refused)  # only the refused ones asked again
+    assert len(out.read_text().splitlines()) == 40
+    assert f"{len(refused)} earlier errors asked again" in again.stderr

@@ -169,10 +169,7 @@ class Refusal:
             what = f"the first {count} of the {sent} requests sent"
         verb = "answered" if (self.status or 0) >= 500 else "refused"
         tail = " with the same error" if verb == "answered" else ", alike"
-        return (
-            f"{self.endpoint} {verb} {what}{tail}: HTTP {self.status}: {self.said}. "
-            f"{self.hint}."
-        )
+        return f"{self.endpoint} {verb} {what}{tail}: HTTP {self.status}: {self.said}. {self.hint}."
 
 
 def chain(error: BaseException) -> list[BaseException]:

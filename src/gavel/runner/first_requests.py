@@ -5,9 +5,10 @@ refused alike (the same status, the same words) and none is answered. Later in a
 refusal is one sample's outcome (a content filter, an image too large, a prompt over the
 context), and the run goes on. So the rule lives only while the run has no answer:
 
-- until the first answer (or the first reply that differs), at most ``limit`` requests are in
-  flight, so that when the first ``limit`` replies are the same refusal, those are all the
-  requests sent: the run stops without paying for more, and says how many went out;
+- until the first answer (or the first reply that differs), the requests in flight and those
+  already refused alike are at most ``limit``, so that when the first ``limit`` replies are the
+  same refusal, those are all the requests sent: the run stops without sending more, and says
+  how many went out;
 - an answer, a refused reply that arrived (a judge's reply without a score), or a refusal in
   other words ends the rule for the rest of the run and lets every worker send;
 - transport failures, rate limits and outages (502, 503, 504, "loading") say nothing either way.
@@ -23,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
+
 
 class FirstRequests:
     """Counts the first replies of a run while none is an answer (see the module's text)."""
@@ -42,9 +44,10 @@ class FirstRequests:
         self._changed = asyncio.Event()
 
     async def send(self, call: Callable[[], Awaitable[T]], stopped: Callable[[], None]) -> T:
-        """Run ``call`` (one request), waiting while the rule applies and ``limit`` requests
-        are in flight; ``stopped`` raises when the run was told to stop while this one waited."""
-        while self.armed and not self.stopping and self.in_flight >= self.limit:
+        """Run ``call`` (one request), waiting while the rule applies and the requests in
+        flight and those refused alike already make ``limit``; ``stopped`` raises when the run
+        was told to stop while this one waited."""
+        while self.armed and not self.stopping and self.in_flight + self.count >= self.limit:
             await self._changed.wait()
         if self.stopping:
             stopped()
