@@ -343,4 +343,6 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     click.echo(render(spec.table([(label, result)]), style, [(label, result)]), nl=False)
     stopped = getattr(judge, "stopped", None)
     if stopped:  # everything is written; the exit status says the judging is not complete
-        raise GavelError(f"the judge did not finish: {stopped}")
+        error = GavelError(f"the judge did not finish: {stopped}")
+        error.exit_code = getattr(judge, "exit_code", 2)  # type: ignore[attr-defined]
+        raise error
