@@ -225,3 +225,49 @@ def test_samples_refused_every_time_get_their_lines_and_reruns_ask_only_them(
     assert server.hits == 40 + len(refused)  # only the refused ones asked again
     assert len(out.read_text().splitlines()) == 40
     assert f"{len(refused)} earlier errors asked again" in again.stderr
+
+
+def test_the_model_that_answered_is_recorded_and_said_once(gavel, tmp_path, server, api_key):
+    """A single-model server answers any name with the one it holds."""
+    assert gavel("synth", "--n", "5", "--out", tmp_path / "set").returncode == 0
+    server.answer_as = "smolvlm"
+    server.served = [{"id": "smolvlm", "owned_by": "llamacpp"}]
+    out = tmp_path / "run"
+    done = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:gpt-4o",
+                 "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                 "--no-progress", "--out", out, "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert server.hits == 5
+    assert done.stderr.count("answered as 'smolvlm', not the 'gpt-4o' asked") == 1
+    manifest = json.loads((out / "predictions.manifest.json").read_text())
+    served = {"replies": ["smolvlm"], "listed": ["smolvlm"]}
+    assert manifest["adapter"]["served_model"] == served
+    results = json.loads((out / "results.json").read_text())
+    assert results["manifest"]["adapter"]["served_model"] == served
+    assert results["manifest"]["adapter"]["model"] == "gpt-4o"  # the name asked, as before
+
+
+def test_extra_body_reaches_the_model_and_a_missing_key_is_said_once(gavel, tmp_path, server):
+    assert gavel("synth", "--n", "3", "--out", tmp_path / "set").returncode == 0
+    server.reply = lambda body, number: (
+        '{"score": 4, "reason": "ok"}' if body["messages"][0]["role"] == "system" else "Yes."
+    )  # fmt: skip
+    done = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", server.url, "--api-key-env", "GAVEL_UNSET_KEY", "--no-cache",
+                 "--no-progress", "--out", tmp_path / "run", "--bootstrap", "0",
+                 "--extra-body", '{"top_k": 1, "chat_template_kwargs": {"x": false}}',
+                 "--judge", "openai:j", "--judge-base-url", server.url,
+                 "--judge-api-key-env", "GAVEL_UNSET_KEY", "--no-judge-cache")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("GAVEL_UNSET_KEY is not set") == 1
+    bodies = [body for _, body, _ in server.received]
+    generated = [b for b in bodies if b["model"] == "m"]
+    assert len(generated) == 3
+    assert all(b["top_k"] == 1 and b["chat_template_kwargs"] == {"x": False} for b in generated)
+    assert all(
+        "top_k" not in b for b in bodies if b["model"] == "j"
+    )  # the model's, not the judge's
+    refused = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                    "--base-url", server.url, "--out", tmp_path / "p.jsonl",
+                    "--extra-body", "[1]")  # fmt: skip
+    assert refused.returncode == 2 and "--extra-body must be a JSON object" in refused.stderr

@@ -19,7 +19,7 @@ from gavel.cli.benchmark_flags import (
     make_selection,
     selection_options,
 )
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, json_object
 from gavel.cli.rate_options import model_rate_options, rate_limit_options
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
@@ -40,6 +40,7 @@ MODEL_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "--api-key-env": ("api_key_env", ("openai",)),
     "--timeout": ("timeout", ("openai",)),
     "--no-model-check": ("model_check", ("openai",)),
+    "--extra-body": ("extra_body", ("openai",)),
     "--max-tokens": ("max_tokens", ("openai", "hf")),
     "--temperature": ("temperature", ("openai", "hf")),
     "--device": ("device", ("hf",)),
@@ -158,6 +159,13 @@ def batching_settings(model, window: int) -> dict[str, object]:
     "run, for providers whose list omits it or refuses the call.",
 )
 @click.option("--temperature", type=FiniteFloat(min=0), default=None)
+@click.option(
+    "--extra-body",
+    default=None,
+    metavar="JSON",
+    help="openai: JSON merged into every request, for a server's own fields, e.g. "
+    '\'{"top_k": 1}\' or \'{"chat_template_kwargs": {"enable_thinking": false}}\'.',
+)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
     "--dtype",
@@ -274,7 +282,8 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              no_cache: bool, image_root: Path | None,
              frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
              no_model_check: bool = False, rpm: float | None = None, tpm: float | None = None,
-             max_failures: str | None = None, limit: int | None = None, sample_ids: tuple[str, ...] = (), shuffle: bool = False,
+             max_failures: str | None = None, extra_body: str | None = None,
+             limit: int | None = None, sample_ids: tuple[str, ...] = (), shuffle: bool = False,
              seed: int = 0, **benchmark_options) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
 
@@ -303,11 +312,14 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     options |= {k: v for k, v in given if v is not None}
     if no_model_check:
         options["model_check"] = False
+    if extra_body is not None:
+        options["extra_body"] = json_object(extra_body, "--extra-body")
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
     options |= model_rate_options(spec, rpm, tpm, executor)
     refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
                                 "timeout": timeout, "max_tokens": max_tokens,
                                 "model_check": False if no_model_check else None,
+                                "extra_body": extra_body,
                                 "temperature": temperature, "device": device, "dtype": dtype,
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip
@@ -398,6 +410,9 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
             prices=cost.runner_prices(flags, model),
             max_failures=failure_limit,
         )
+    served = getattr(model, "served", None)
+    if callable(served) and served():  # the model that answered (carried into results.json)
+        manifest.adapter["served_model"] = served()
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
     _judge_the_outcome(summary, out)

@@ -7,9 +7,13 @@ internal error. Every float option of every command takes :class:`FiniteFloat` i
 
 from __future__ import annotations
 
+import json
 import math
+from typing import Any
 
 import click
+
+from gavel.errors import ConfigError
 
 
 class FiniteFloat(click.FloatRange):
@@ -28,3 +32,16 @@ class FiniteFloat(click.FloatRange):
         if self.min is None and self.max is None:
             return ""
         return super()._describe_range()
+
+
+def json_object(text: str | None, flag: str) -> dict[str, Any]:
+    """The JSON object a flag such as ``--extra-body`` gives ({} when not given)."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{flag} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} must be a JSON object")
+    return value

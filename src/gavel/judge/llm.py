@@ -147,6 +147,11 @@ class LLMJudge:
             "replies": str(self.replies) if self.replies is not None else None,
         }
 
+    def served(self) -> dict[str, Any]:
+        """The model that answered, as the judge's server named it (replies, ``/models``)."""
+        served = getattr(self.model.inner, "served", None)
+        return served() if callable(served) else {}
+
     def judge(self, items: Sequence[JudgeItem], progress: bool | None = None) -> list[Judged]:
         """One :class:`Judged` per item, in order; unanswered samples are not sent.
         ``progress`` overrides the constructor's choice of a progress bar."""

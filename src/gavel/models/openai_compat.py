@@ -32,6 +32,12 @@ cannot settle the question (an error status such as 404 or 405, a body of anothe
 without names) never stops a run: it is one warning, and the run goes on unchecked.
 ``model_check=False`` (``--no-model-check``) skips the question, for providers whose list is
 known to be wrong.
+
+The model that answered is not always the one asked: a single-model ``llama-server`` answers any
+name with the one it holds. Every reply's ``model`` field and the ``GET /models`` list are kept
+(:meth:`OpenAIChatModel.served`, recorded in the manifest and the results), and a reply naming
+another model than the one asked is said once (a dated snapshot of it, ``gpt-4o-2024-08-06``
+for ``gpt-4o``, is the same model).
 """
 
 from __future__ import annotations
@@ -77,6 +83,8 @@ DEFAULT_MAX_TOKENS = 1024
 PREFLIGHT_TIMEOUT = 5.0
 #: Served models listed in a message at most.
 MAX_LISTED = 20
+#: Key variables whose absence was already said in this process.
+_NOTED_KEYS: set[str] = set()
 #: The command line's names for the settings, in what the advice after a refusal says.
 GENERATE_FLAGS = {
     "model": "--model openai:NAME",
@@ -176,6 +184,10 @@ class OpenAIChatModel:
         #: it changes no answer).
         self.model_check = model_check
         self._checked = False
+        #: The ``model`` field of the replies, with how many said it.
+        self.replied_as: dict[str, int] = {}
+        #: Every name ``GET /models`` listed (None: not asked, or no list).
+        self.server_lists: list[str] | None = None
 
     def __repr__(self) -> str:  # the default would be harmless, but be explicit: no key
         return f"OpenAIChatModel({self.model!r}, base_urls={self.base_urls!r})"
@@ -196,7 +208,9 @@ class OpenAIChatModel:
             "which servers started without an API key (vLLM's default) accept"
         )
         self.notes.append(note)
-        log.warning(note)
+        if self.api_key_env not in _NOTED_KEYS:  # once per variable (gavel run builds a judge
+            _NOTED_KEYS.add(self.api_key_env)  # to check its flags, then again to score)
+            log.warning(note)
         return PLACEHOLDER_KEY
 
     # --- the adapter protocol ----------------------------------------------------------------
@@ -284,6 +298,7 @@ class OpenAIChatModel:
         """The answer a completion body holds (online or from a batch output line), or
         :class:`InvalidResponseError` for a broken one."""
         text, usage, finish_reason = _read_completion(completion)
+        self._note_served(completion.get("model"))
         input_size = None
         if sent is not None and self.box_format == "resized-pixel":
             input_size = qwen_smart_resize(*sent)
@@ -312,6 +327,31 @@ class OpenAIChatModel:
         for client in self._clients.pop(asyncio.get_running_loop(), []):
             await client.close()
 
+    # --- the model that answered -------------------------------------------------------------
+
+    def served(self) -> dict[str, Any]:
+        """What the servers said they are: the replies' ``model`` names and the names
+        ``GET /models`` listed (each only when known); for the manifest and the results."""
+        found: dict[str, Any] = {}
+        if self.replied_as:
+            found["replies"] = sorted(self.replied_as, key=lambda n: -self.replied_as[n])
+        if self.server_lists is not None:
+            found["listed"] = self.server_lists[:MAX_LISTED]
+        return found
+
+    def _note_served(self, name: Any) -> None:
+        """Count a reply's ``model``; say once when it is another model than the one asked."""
+        if not isinstance(name, str) or not name:
+            return
+        first = not self.replied_as
+        self.replied_as[name] = self.replied_as.get(name, 0) + 1
+        if first and not _same_model(self.model, name):
+            log.warning(
+                "%s answered as %r, not the %r asked (a server holding one model answers any "
+                "name with it): the predictions keep the name asked; the manifest records the "
+                "one that answered", self.endpoint, name, self.model,
+            )  # fmt: skip
+
     # --- before and after a run's failures ---------------------------------------------------
 
     async def preflight(self) -> None:
@@ -326,6 +366,7 @@ class OpenAIChatModel:
             if not entries:
                 continue
             names = [entry["id"] for entry in entries]
+            self.server_lists = [*(self.server_lists or []), *names]
             if _listed(self.model, names):
                 continue
             self.listed = names
@@ -521,6 +562,18 @@ class OpenAIChatModel:
                 for url in self.base_urls
             ]  # fmt: skip
         return clients[index]
+
+
+def _same_model(asked: str, answered: str) -> bool:
+    """Whether a reply's ``model`` names the model asked: the same name, a dated snapshot of
+    it (``gpt-4o-2024-08-06``), or it with a provider's prefix (``models/``, ``org/``)."""
+    asked, answered = asked.lower(), answered.lower()
+    return (
+        answered == asked
+        or answered.startswith(asked + "-")
+        or answered.endswith("/" + asked)
+        or asked.endswith("/" + answered)
+    )
 
 
 def _listed(model: str, names: list[str]) -> bool:
