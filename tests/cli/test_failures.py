@@ -241,5 +241,6 @@ def test_results_are_written_when_the_judge_is_refused_stopped_or_interrupted(
     result = results_of(tmp_path / "c" / "results.json")
     assert "interrupted" in result["metrics"]["explanation"]["judge"]["stopped"]
     assert result["metrics"]["explanation"]["counts"]["ok"] >= 1  # what was judged is kept
+    assert result["metrics"]["explanation"]["judge"]["served_model"] == {"replies": ["m"]}
     for done in (refused.stderr, stopped.stderr, stderr):
         assert not any(word in done for word in LEAKS), done

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -115,10 +116,15 @@ def test_a_wrong_model_stops_after_the_first_requests_with_the_number_sent(
     with pytest.raises(RunAborted) as stopped:
         run(chat(server.url), requests(40), out, concurrency=concurrency)
     message = str(stopped.value)
-    assert server.hits == SAME_REFUSALS  # not concurrency + 2: nothing more was sent
-    assert f"refused all {SAME_REFUSALS} requests sent, alike" in message
+    said = re.search(rf"refused (?:all {SAME_REFUSALS}|the first {SAME_REFUSALS} of the (\d+)) "
+                     r"requests sent, alike", message)  # fmt: skip
+    assert said, message
+    sent = int(said.group(1) or SAME_REFUSALS)
+    # What the server received, nothing after the stop: at most the requests in flight and
+    # those sent before the refusals made three.
+    assert SAME_REFUSALS <= server.hits <= sent <= max(concurrency + 2, SAME_REFUSALS)
     assert "The model `m` does not exist." in message and "--model openai:NAME" in message
-    assert len(lines(out)) == SAME_REFUSALS
+    assert SAME_REFUSALS <= len(lines(out)) <= server.hits
 
 
 def test_a_server_that_cannot_take_images_stops_the_run_at_once(server, fake, api_key, tmp_path):
@@ -137,8 +143,12 @@ def test_a_server_that_cannot_take_images_stops_the_run_at_once(server, fake, ap
         with pytest.raises(RunAborted) as stopped:
             run(chat(server.url), reqs, tmp_path / f"p{concurrency}.jsonl", concurrency=concurrency)
         message = str(stopped.value)
-        assert server.hits - before == SAME_REFUSALS  # not 7 tries of 20 samples
-        assert f"answered all {SAME_REFUSALS} requests sent with the same error" in message
+        said = re.search(rf"answered (?:all {SAME_REFUSALS}|the first {SAME_REFUSALS} of the "
+                         r"(\d+)) requests sent with the same error", message)  # fmt: skip
+        assert said, message
+        sent = int(said.group(1) or SAME_REFUSALS)
+        # Not 7 tries of 20 samples: nothing after the third alike reply.
+        assert SAME_REFUSALS <= server.hits - before <= sent <= max(concurrency + 2, SAME_REFUSALS)
         assert "HTTP 500: image input is not supported" in message
         assert "cannot take image input" in message and "--mmproj" in message
 

@@ -158,7 +158,14 @@ def test_a_run_in_which_some_requests_failed_exits_2_with_the_causes(
     assert done.returncode == 2, done.stderr
     assert "3 samples failed:\n  1 × HTTP 400: bad request 2\n" in done.stderr
     assert "error: 3 of 4 samples asked failed" in done.stderr and "Traceback" not in done.stderr
-    assert (tmp_path / "p.manifest.json").exists() or any(tmp_path.glob("*manifest*"))
+    assert (tmp_path / "p.manifest.json").exists()
+    server.hits = 0  # the same plan again: the first request answered, the others refused
+    run = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                "--no-progress", "--concurrency", "1", "--out", tmp_path / "run")  # fmt: skip
+    assert run.returncode == 2, run.stderr  # scored all the same, then the exit says it
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["counts"]["model_error"] == 3
 
 
 def test_no_model_check_skips_a_list_that_omits_the_model(gavel, tmp_path, server, api_key):

@@ -31,8 +31,8 @@ run may stop it for a refusal (:mod:`gavel.runner.first_requests`): when the fir
 :data:`SAME_REFUSALS` replies are all refused alike (a wrong API key, an unknown model or route,
 a refused field, or a server error that is no outage, such as 500 "image input is not
 supported") and none was answered, the run stops with one message: how many requests were sent,
-the server's words and what to check (the model's ``advice``). Until the first answer only that
-many requests are in flight, so that is all a wrong name costs. ``max_failures``
+the server's words and what to check (the model's ``advice``); from that moment nothing more is
+sent. ``max_failures``
 (:mod:`gavel.runner.max_failures`) stops a run on purpose past a number or share of failed
 samples. Before anything is sent the model's ``preflight`` runs, when it has one: an
 OpenAI-compatible server is asked which models it serves.
@@ -433,7 +433,7 @@ class _Runner:
         self.retried: set[str] = set()
         # ``refusals_to_stop = None`` (merging a batch's results) switches the rule off.
         rule = getattr(model, "refusals_to_stop", SAME_REFUSALS)
-        self.first = FirstRequests(SAME_REFUSALS, armed=rule is not None)
+        self.first = FirstRequests(armed=rule is not None)
         #: Why the run must stop now (a refusal every sample gets, the server gone), for the user.
         self.stop_message: str | None = None
         self.outage_limit = OUTAGE_LIMIT

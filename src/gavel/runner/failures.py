@@ -161,9 +161,10 @@ class Refusal:
 
     def stop_message(self, count: int, sent: int | None = None) -> str:
         """Why the run stops after its first ``count`` replies were this refusal, of ``sent``
-        requests sent (None: as many), and what to check."""
-        sent = max(sent or count, count)
-        if sent == count:
+        requests sent (None: not known, as on Ray), and what to check."""
+        if sent is None:
+            what = "the first request" if count == 1 else f"the first {count} requests"
+        elif sent <= count:
             what = "the one request sent" if count == 1 else f"all {count} requests sent"
         else:
             what = f"the first {count} of the {sent} requests sent"

@@ -5,12 +5,10 @@ refused alike (the same status, the same words) and none is answered. Later in a
 refusal is one sample's outcome (a content filter, an image too large, a prompt over the
 context), and the run goes on. So the rule lives only while the run has no answer:
 
-- until the first answer (or the first reply that differs), the requests in flight and those
-  already refused alike are at most ``limit``, so that when the first ``limit`` replies are the
-  same refusal, those are all the requests sent: the run stops without sending more, and says
-  how many went out;
+- the first few replies (the model's ``refusals_to_stop``), all the same refusal, stop the run; from the moment that is decided no
+  request is sent (a retry waiting for its turn gives up), and the message says how many were;
 - an answer, a refused reply that arrived (a judge's reply without a score), or a refusal in
-  other words ends the rule for the rest of the run and lets every worker send;
+  other words ends the rule for the rest of the run;
 - transport failures, rate limits and outages (502, 503, 504, "loading") say nothing either way.
 
 Requests of samples that already failed in an earlier run do not count: a rerun asks them
@@ -19,7 +17,6 @@ first, and their refusal is already known to be theirs.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -29,8 +26,7 @@ T = TypeVar("T")
 class FirstRequests:
     """Counts the first replies of a run while none is an answer (see the module's text)."""
 
-    def __init__(self, limit: int, armed: bool = True):
-        self.limit = max(limit, 1)
+    def __init__(self, armed: bool = True):
         #: Whether the rule still applies (no answer yet, every counted reply alike).
         self.armed = armed
         #: Requests sent so far this run (every attempt, retries included).
@@ -38,42 +34,24 @@ class FirstRequests:
         #: The refusal the first replies got (status, words), and how many got it.
         self.key: tuple[int | None, str | None] | None = None
         self.count = 0
-        #: Set once the run is to stop: no waiting worker sends anything after it.
+        #: Set once the run is to stop: nothing is sent after it.
         self.stopping = False
-        self.in_flight = 0
-        self._changed = asyncio.Event()
 
     async def send(self, call: Callable[[], Awaitable[T]], stopped: Callable[[], None]) -> T:
-        """Run ``call`` (one request), waiting while the rule applies and the requests in
-        flight and those refused alike already make ``limit``; ``stopped`` raises when the run
-        was told to stop while this one waited."""
-        while self.armed and not self.stopping and self.in_flight + self.count >= self.limit:
-            await self._changed.wait()
+        """Run ``call`` (one request), counted as sent; ``stopped`` raises instead when the
+        run was told to stop (a retry that waited past the decision)."""
         if self.stopping:
             stopped()
-        self.in_flight += 1
         self.sent += 1
-        try:
-            return await call()
-        finally:
-            self.in_flight -= 1
-            self._wake()
+        return await call()
 
     def stop(self) -> None:
-        """The run stops: the workers waiting to send give up."""
+        """The run stops: nothing more is sent."""
         self.stopping = True
-        self._wake()
 
     def disarm(self) -> None:
         """The run has an answer (or replies that differ): no refusal stops it any more."""
-        if self.armed:
-            self.armed = False
-            self._wake()
-
-    def _wake(self) -> None:
-        """Let the waiting workers look again (a fresh event for the next wait)."""
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        self.armed = False
 
     def refused(self, status: int | None, words: str | None) -> int:
         """Count one reply refused alike for all; how many of the first replies got it (0 when
