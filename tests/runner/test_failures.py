@@ -337,7 +337,7 @@ def test_a_wrong_key_stops_after_a_few_requests_and_a_rerun_asks_them_again(
     [
         ({"temperature": 0.0}, "temperature", "--temperature"),
         ({"extra_body": {"response_format": {"type": "json_object"}}}, "response_format",
-         "extra_body"),
+         "--extra-body"),
     ],
 )  # fmt: skip
 def test_a_refused_field_is_named_with_the_setting_that_sent_it(

@@ -92,7 +92,7 @@ GENERATE_FLAGS = {
     "api_key_env": "--api-key-env",
     "max_tokens": "--max-tokens",
     "temperature": "--temperature",
-    "extra_body": "the extra_body option",
+    "extra_body": "--extra-body",
     "model_check": "--no-model-check",
 }
 

@@ -224,10 +224,12 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: Pric
 def budget_spent(summary: AsyncRunSummary, out: Path) -> RunAborted:
     """The error that ends a run whose failure budget ran out (``summary.aborted`` says
     which limit): what is kept, and how to go on."""
+    causes = summary.describe_failures()
+    which = "" if "--max-failures" in (summary.aborted or "") else " (failure budget)"
     return RunAborted(
-        f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines written "
+        f"stopped: {summary.aborted}{which}. The {summary.answered} lines written "
         f"are kept in {out}; fix the cause and rerun to continue (failed ids are asked "
-        f"again). {summary.describe()}",
+        f"again). {summary.describe()}" + (f"\n{causes}" if causes else ""),
         summary,
     )
 
@@ -269,8 +271,8 @@ async def run_async(
     ``model`` may offer ``async answer_async(request)``; otherwise its ``answer`` runs in a
     thread. ``timeout`` bounds each attempt (on top of the adapter's own HTTP timeout).
     ``cache`` is an :class:`AnswerCache` or the path of its SQLite file. Raises
-    :class:`RunAborted` when the failure budget runs out, when requests in a row are refused
-    alike, or when the server is away for longer than ``outage_limit`` seconds. ``summary``,
+    :class:`RunAborted` when the failure budget runs out, when the first requests are all
+    refused alike with none answered, past ``max_failures``, or when the server is away for longer than ``outage_limit`` seconds. ``summary``,
     when given, is filled in as the run goes, so a caller still has it when the run is
     interrupted. ``max_failures`` stops the run past the user's limit of failed samples.
     """
