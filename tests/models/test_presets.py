@@ -59,3 +59,74 @@ def test_gavel_prompt_snapshot_for_qwen3_vl():
 def test_unknown_preset_is_a_clear_error():
     with pytest.raises(ConfigError, match="unknown preset 'llava'"):
         get_preset("llava")
+
+
+# --- every family's documented example, read with its preset ------------------------------
+
+#: (preset, an answer in the family's documented form, image geometry, boxes in pixels). The
+#: answers are written here after each family's model card, README or maintainer's word.
+DOCUMENTED = [
+    # MiniCPM-V maintainers: <ref>name</ref><box>xmin ymin xmax ymax</box>, 0-1000.
+    ("minicpm-v", "<ref>book</ref><box>120 80 430 920</box>", (2000, 1000),
+     [(240, 80, 860, 920)]),
+    # CogVLM README: [[x1, y1, x2, y2]] relative x 1000, zero-padded to three digits.
+    ("cogvlm", "The cat is at [[086,540,400,760]].", (1000, 500), [(86, 270, 400, 380)]),
+    ("cogvlm", "Grounded Operation:[combobox] Search -> TYPE: CogVLM at the box "
+     "[[212,498,787,564]]", (1000, 1000), [(212, 498, 787, 564)]),
+    # GLM-4.5V / 4.6V: boxes between box tokens, 0-1000.
+    ("glm-4.5v", "The second bottle is <|begin_of_box|>[[94,598,177,991]]<|end_of_box|>.",
+     (2000, 1000), [(188, 598, 354, 991)]),
+    # Qwen-VL (v1) README: corner pairs in 0-1000.
+    ("qwen-vl", "<ref> Woman</ref><box>(451,379),(731,806)</box>", (1000, 1000),
+     [(451, 379, 731, 806)]),
+    # Kimi-VL: bbox_2d in 0-1.
+    ("kimi-vl", '{"bbox_2d": [0.28, 0.5, 0.52, 0.7]}', (1000, 500), [(280, 250, 520, 350)]),
+    # DeepSeek-VL2: 0-999.
+    ("deepseek-vl2", "<|ref|>car<|/ref|><|det|>[[0, 999, 999, 0]]<|/det|>", (999, 999),
+     [(0, 0, 999, 999)]),
+    # Pixel APIs, asked for [x1, y1, x2, y2] in pixels as JSON.
+    ("claude", '{"boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
+    ("gpt-4.1", '[{"label": "cup", "bbox": [10, 20, 110, 220]}]', (640, 480),
+     [(10, 20, 110, 220)]),
+    ("gpt-5", '{"bounding_boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
+    ("llama-4", '{"boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
+    ("pixtral", '{"boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
+    ("phi-4-multimodal", '{"boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "answer", "size", "expected"), DOCUMENTED)
+def test_documented_examples_read_with_the_family_preset(name, answer, size, expected):
+    from gavel.parsing import ImageGeometry, parse_boxes
+
+    result = parse_boxes(answer, get_preset(name).box_format, ImageGeometry(*size))
+    assert [pytest.approx(box) for box in expected] == result.boxes
+    assert not result.unit_interval
+
+
+def test_pixel_presets_scale_back_from_the_image_as_sent():
+    # Claude saw a 1092 x 819 copy of a 2184 x 1638 photo.
+    from gavel.parsing import ImageGeometry, parse_boxes
+
+    preset = get_preset("claude")
+    geometry = ImageGeometry(2184, 1638, sent_size=(1092, 819))
+    result = parse_boxes("[[100, 50, 200, 150]]", preset.box_format, geometry)
+    assert result.boxes == [pytest.approx((200, 100, 400, 300))]
+
+
+def test_every_family_named_in_the_conventions_table_has_a_preset():
+    assert set(preset_names()) >= {
+        "gemini", "qwen-vl", "qwen2.5-vl", "qwen3-vl", "internvl3.5", "florence-2",
+        "florence-2-ocr", "kosmos-2", "molmo", "deepseek-vl2", "kimi-vl", "llava-1.5", "gpt",
+        "minicpm-v", "cogvlm", "glm-4.5v", "claude", "gpt-4.1", "gpt-5", "llama-4", "pixtral",
+        "phi-4-multimodal",
+    }  # fmt: skip
+
+
+def test_the_data_format_page_lists_every_family_preset_and_convention():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "data-format.md").read_text()
+    families = page.split("### Families, presets and what they really write")[1]
+    for name in set(preset_names()) - {"generic", "gavel-sft"}:
+        assert f"`{name}`" in families, name
+    for name in convention_names():
+        assert f"| `{name}` |" in page, name

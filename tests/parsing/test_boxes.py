@@ -955,3 +955,141 @@ def test_pathological_input_returns(text):
     # No timing assertion: a quadratic scan would make this test take minutes, not fail.
     for box_format in ("rel1000", "loc1000"):
         check_invariants(parse_boxes(text, box_format, GEOMETRY))
+
+
+# ============================================================================================
+# Forms seen in real replies (the shared corpus of real outputs quotes each one)
+
+SQUARE = ImageGeometry(1000, 1000)
+
+
+def test_qwen_vl_v1_several_boxes_after_one_ref():
+    answer = (
+        "<ref> Two apples</ref><box>(302,257),(582,671)</box><box>(603,252),(878,642)</box>"
+        " and<ref> a bowl</ref><box>(2,269),(304,674)</box>"
+    )
+    result = parse_boxes(answer, "qwen-vl", ImageGeometry(2000, 500))
+    assert result.status == BoxStatus.OK
+    assert_boxes(
+        result,
+        [(604, 128.5, 1164, 335.5), (1206, 126, 1756, 321), (4, 134.5, 608, 337)],
+    )
+
+
+def test_qwen25_vl_labelled_corner_points_in_prose_are_one_box():
+    answer = (
+        "The coordinates for this bounding box would be approximately:\n\n"
+        "- Top-left corner: (205, 34), \n- Bottom-right corner: (467, 359).\n"
+    )
+    result = parse_boxes(answer, "pixel", VGA)
+    assert (result.status, result.syntax) == (BoxStatus.LENIENT, "corners")
+    assert_boxes(result, [(205, 34, 467, 359)])
+
+
+def test_corner_points_written_with_names():
+    answer = "- **Top-left corner**: (x=265, y=180)\n- **Bottom-right corner**: (x=364, y=497)"
+    assert_boxes(parse_boxes(answer, "pixel", ImageGeometry(1000, 1000)), [(265, 180, 364, 497)])
+
+
+def test_corner_labels_ahead_of_named_points():
+    answer = (
+        "- Top-left corner: (x1, y1) = (378, 114)\n- Bottom-right corner: (x2, y2) = (460, 395)"
+    )
+    assert_boxes(parse_boxes(answer, "pixel", VGA), [(378, 114, 460, 395)])
+
+
+def test_one_box_repeated_under_both_labels_counts_once():
+    answer = "- Top-left corner: (168, 35, 270, 249)\n- Bottom-right corner: (168, 35, 270, 249)\n"
+    result = parse_boxes(answer, "pixel", VGA)
+    assert_boxes(result, [(168, 35, 270, 249)])
+    assert result.repeated == 1
+
+
+def test_two_different_boxes_under_the_labels_stay_two():
+    answer = "- Top-left corner: (126, 80, 204, 359)\n- Bottom-right corner: (127, 290, 204, 364)"
+    assert len(parse_boxes(answer, "pixel", VGA).boxes) == 2
+
+
+def test_a_list_with_one_broken_object_keeps_every_well_formed_object():
+    # Qwen3-VL: a stray "{" before the third object of the list.
+    answer = (
+        "```json\n[\n"
+        '\t{"bbox_2d": [0, 52, 477, 999], "names": {"en": "Giyu"}},\n'
+        '\t{"bbox_2d": [197, 347, 520, 999], "names": {"en": "Muichiro"}},\n'
+        "\t{\n"
+        '\t{"bbox_2d": [649, 116, 794, 643], "names": {"en": "Obanai"}},\n'
+        '\t{"bbox_2d": [762, 34, 999, 555], "names": {"en": "Kyojuro"}}\n'
+        "]\n```"
+    )
+    result = parse_boxes(answer, "rel1000", SQUARE)
+    assert result.status == BoxStatus.OK
+    assert result.repaired == 1
+    assert_boxes(
+        result,
+        [(0, 52, 477, 999), (197, 347, 520, 999), (649, 116, 794, 643), (762, 34, 999, 555)],
+    )
+
+
+def test_an_intact_list_is_not_a_repair():
+    answer = '[{"bbox_2d": [1, 2, 3, 4]}, {"bbox_2d": [5, 6, 7, 8]}]'
+    result = parse_boxes(answer, "rel1000", SQUARE)
+    assert (len(result.boxes), result.repaired) == (2, 0)
+
+
+def test_kosmos2_patch_index_pairs():
+    answer = (
+        "<grounding> An image of<phrase> a snowman</phrase><object><patch_index_0044>"
+        "<patch_index_0863></object> warming himself by<phrase> a fire</phrase><object>"
+        "<patch_index_0005><patch_index_0911></object>."
+    )
+    result = parse_boxes(answer, "patch32", ImageGeometry(3200, 3200))
+    assert (result.status, result.syntax) == (BoxStatus.OK, "patch32")
+    # 100 px cells: cell centre to cell centre.
+    assert_boxes(result, [(1250, 150, 3150, 2650), (550, 50, 1550, 2850)])
+
+
+def test_florence2_ocr_regions_are_quadrilaterals():
+    answer = (
+        "</s><s>STOP<loc_177><loc_226><loc_345><loc_224><loc_345><loc_327><loc_177><loc_331>"
+        "88<loc_859><loc_435><loc_880><loc_435><loc_880><loc_460><loc_859><loc_460></s>"
+    )
+    result = parse_boxes(answer, "loc1000-quad", ImageGeometry(1000, 1000))
+    assert (result.swapped, result.degenerate) == (0, 0)
+    assert_boxes(result, [(177.5, 224.5, 345.5, 331.5), (859.5, 435.5, 880.5, 460.5)])
+
+
+def test_html_data_bbox_of_document_parsing():
+    answer = (
+        '```html\n<html><body>\n<h2 data-bbox="310 94 658 132">Qwen2.5 Technical Report</h2>\n'
+        ' <p data-bbox="427 154 542 182">Qwen Team</p>\n</body></html>\n```'
+    )
+    result = parse_boxes(answer, "pixel", ImageGeometry(1008, 1540))
+    assert (result.status, result.syntax) == (BoxStatus.OK, "html")
+    assert_boxes(result, [(310, 94, 658, 132), (427, 154, 542, 182)])
+
+
+def test_kimi_vl_unit_coordinates_under_rel1():
+    result = parse_boxes('{"bbox_2d": [0.280, 0.500, 0.520, 0.700]}', "rel1", SQUARE)
+    assert_boxes(result, [(280, 500, 520, 700)])
+    assert not result.unit_interval
+
+
+@pytest.mark.parametrize("name", ["rel1000", "pixel", "resized-pixel", "yx1000", "qwen-vl"])
+def test_unit_coordinates_under_a_wider_convention_are_flagged_not_changed(name):
+    result = parse_boxes('{"bbox_2d": [0.280, 0.500, 0.520, 0.700]}', name, SQUARE)
+    assert result.unit_interval
+    assert all(v < 1 for box in result.boxes for v in box)  # read as declared
+
+
+def test_whole_numbers_are_not_flagged_as_unit_coordinates():
+    assert not parse_boxes('{"bbox_2d": [0, 0, 1, 1]}', "rel1000", SQUARE).unit_interval
+    assert not parse_boxes('{"bbox_2d": [0.5, 10, 20, 30]}', "rel1000", SQUARE).unit_interval
+
+
+def test_corner_points_labelled_x1_y1_and_x2_y2():
+    # InternVL2 on RefCOCO, in prose.
+    answer = (
+        "it would be approximately at the coordinates (x1, y1) = (0, 800) and "
+        "(x2, y2) = (300, 1000). This is an estimation"
+    )
+    assert_boxes(parse_boxes(answer, "rel1000", SQUARE), [(0, 800, 300, 1000)])

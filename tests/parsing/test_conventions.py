@@ -31,6 +31,11 @@ ALL = [
     "loc1024-yx",
     "yx1000",
     "coord-tokens",
+    "qwen-vl",
+    "rel100",
+    "rel1-square",
+    "loc1000-quad",
+    "patch32",
 ]
 
 
@@ -69,6 +74,11 @@ def test_unknown_convention_is_a_declaration_error_naming_the_choices():
         ("loc1024-yx", (0, 1023)),
         ("yx1000", (0, 1000)),
         ("coord-tokens", (-512, 512)),
+        ("qwen-vl", (0, 1000)),
+        ("rel100", (0, 100)),
+        ("rel1-square", (0, 1)),
+        ("loc1000-quad", (0, 999)),
+        ("patch32", (0, 1023)),
     ],
 )
 def test_value_ranges(name, expected):
@@ -224,9 +234,56 @@ def test_coord_tokens_by_hand():
 @pytest.mark.parametrize("name", ALL)
 def test_conversions_return_four_floats_in_xyxy_order(name):
     g = ImageGeometry(640, 480, sent_size=(640, 480), input_size=(644, 476))
-    box = convert(name, (1, 2, 3, 4), g)
+    box = convert(name, range(1, get_convention(name).arity + 1), g)
     assert len(box) == 4
     assert all(isinstance(v, float) for v in box)
+
+
+def test_qwen_vl_is_relative_1000():
+    g = ImageGeometry(2000, 500)
+    assert convert("qwen-vl", (536, 509, 588, 602), g) == pytest.approx((1072, 254.5, 1176, 301))
+
+
+def test_rel100_is_percent():
+    assert convert("rel100", (17, 66.5, 50, 100), ImageGeometry(200, 400)) == pytest.approx(
+        (34, 266, 100, 400)
+    )
+
+
+def test_rel1_square_removes_the_centred_padding():
+    # 800x600 padded to 800x800: 100 px of padding above and below.
+    g = ImageGeometry(800, 600)
+    assert convert("rel1-square", (0.25, 0.125, 0.5, 0.875), g) == pytest.approx((200, 0, 400, 600))
+
+
+def test_florence_quadrilateral_is_its_bounding_box_at_bin_centres():
+    # The first region of Florence-2-large's <OCR_WITH_REGION> on a 1300x876 photo.
+    g = ImageGeometry(1300, 876)
+    box = convert("loc1000-quad", (533, 68, 653, 68, 653, 128, 533, 128), g)
+    assert box == pytest.approx((533.5 * 1.3, 68.5 * 0.876, 653.5 * 1.3, 128.5 * 0.876))
+    tilted = convert("loc1000-quad", (177, 226, 345, 224, 345, 327, 177, 331), g)
+    assert tilted == pytest.approx((177.5 * 1.3, 224.5 * 0.876, 345.5 * 1.3, 331.5 * 0.876))
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        # Kosmos-2's docstring: "a snowman" is cells 44 and 863 (row 1 col 12, row 26 col 31),
+        # cell centre to cell centre.
+        ((44, 863), (12.5 / 32, 1.5 / 32, 31.5 / 32, 26.5 / 32)),
+        # One cell: the cell's full extent.
+        ((33, 33), (1 / 32, 1 / 32, 2 / 32, 2 / 32)),
+        # One row high: full extent too.
+        ((32, 40), (0, 1 / 32, 9 / 32, 2 / 32)),
+    ],
+)
+def test_kosmos_patch_cells(cells, expected):
+    assert convert("patch32", cells, ImageGeometry(1, 1)) == pytest.approx(expected)
+
+
+def test_kosmos_patch_token():
+    text = "<object><patch_index_0005><patch_index_0911></object>"
+    assert get_convention("patch32").token.findall(text) == ["0005", "0911"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from gavel.parsing.yesno import (
     contains_word,
     official_label,
     prepare,
+    strict_reading,
     strict_yes_no,
 )
 
@@ -167,3 +168,25 @@ def test_strict_never_raises_and_agrees_with_the_official_words(text):
 def test_strict_is_linear_on_hostile_text():
     assert strict_yes_no("*" * 200_000 + "x") == UNKNOWN
     assert strict_yes_no("answer " * 20_000) == UNKNOWN
+
+
+# --- what each rule cannot read ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reading"),
+    [
+        ("Yes, the right circle is the same size.", ("yes", None)),
+        # GPT-4V on HallusionBench: a statement, no yes/no anywhere.
+        ("angleA + angleB + angleC is not less than 180°", ("unknown", "no_opening_word")),
+        # Opens with "No" and quotes "yes" later: a hedge for the official rule.
+        ("No, the speaker **cannot** fit. You could say *yes* spatially.",
+         ("unknown", "other_word_too")),
+        # Read by the official rule (one word somewhere), not by the strict one.
+        ("The answer is yes", ("unknown", "no_opening_word")),
+        ("", ("unknown", "empty")),
+    ],
+)  # fmt: skip
+def test_strict_reading_says_why(text, reading):
+    assert strict_reading(text) == reading
+    assert strict_yes_no(text) == reading[0]

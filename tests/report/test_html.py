@@ -370,3 +370,24 @@ def test_judged_runs_get_an_explanation_figure_and_judge_lines_in_the_gallery(tm
     items = gallery_data(text, "gavel")["items"]
     assert all(item["js"] for item in items)
     assert any(item["js"].startswith(("1/5", "2/5", "3/5", "4/5", "5/5")) for item in items)
+
+
+def test_videohallucer_cards_show_what_each_answer_rule_cannot_read(tmp_path, demo_runs):
+    demo = next(run for run in demo_runs if run.parent.name == "videohallucer")
+    lines = [json.loads(line) for line in (demo / "predictions.jsonl").read_text().splitlines()]
+    lines[0]["response"] = "The sum of the angles is not less than 180 degrees."
+    lines[1]["response"] = "No, it cannot fit behind the guitar, though some would say yes."
+    predictions = write_jsonl(tmp_path / "predictions.jsonl", lines)
+    run = save_run(tmp_path / "run", "videohallucer", demo / "data", predictions)
+    assert json.loads(run.read_text())["metrics"]["unread"]["strict"]["total"] == 2
+    page = write_report([run], tmp_path / "report")
+    data = gallery_data(page.read_text(encoding="utf-8"), "videohallucer")
+    notes = " ".join(data["notes"])
+    assert "the strict rule could not read 2 of" in notes
+    assert "no_opening_word 1, other_word_too 1" in notes
+    assert "not less than 180 degrees" in notes
+    sides = {side["raw"]: side["u"] for item in data["items"] for side in item["sides"]}
+    assert sides[lines[1]["response"]] == {"official": "both", "strict": "other_word_too"}
+    labels = {item["u"] for item in data["items"]}
+    assert "read by both rules" in labels and "unread: official and strict" in labels
+    assert 'data-filter="u"' in page.read_text(encoding="utf-8")

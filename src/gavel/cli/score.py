@@ -31,6 +31,7 @@ from gavel.io.run_files import (
     scores_path,
     sha256_of,
 )
+from gavel.manifest import redact_userinfo
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
 from gavel.sources import resolve_data
@@ -46,6 +47,8 @@ def write_run(
     """
     encoder = msgspec.json.Encoder()
     per_sample = scores_path(out)
+    scores = [_without_userinfo(s) for s in scores]
+    result.warnings = redact_userinfo(result.warnings)
     lines = b"".join(encoder.encode(s) + b"\n" for s in scores)
     files = {per_sample.name: sha256_of(lines)}
     replies = judge_replies_path(out)
@@ -60,6 +63,13 @@ def write_run(
     before = None if line is None else (lambda: append_line(ledger_path(out), line))
     write_together([(per_sample, lines), (out, summary)], before_commit=before)
     return per_sample
+
+
+def _without_userinfo(score: Score) -> Score:
+    """A judge's error detail names its endpoint: never with the URL's password."""
+    if not getattr(score, "judge_detail", None):  # only GAVEL's scores have a judge
+        return score
+    return msgspec.structs.replace(score, judge_detail=redact_userinfo(score.judge_detail))
 
 
 def run_name(result: Result, predictions: Path, name: str | None) -> str:

@@ -8,6 +8,10 @@ reader (no Hub), asks the model with gavel's prompt, and hands the answers to ``
 whose functions are the ones below: the images (a video as gavel's sampled frames), the prompt,
 and aggregations that score the whole run with gavel's own scorer, so each lmms-eval metric is
 the number ``gavel score`` gives on the same answers.
+
+The folder may be the user's: gavel records what it wrote there (``.gavel-export.json``, the
+SHA-256 of each file) and writes again only over those files, unchanged; a folder holding
+anything else is refused unless ``force`` is given.
 """
 
 from __future__ import annotations
@@ -20,11 +24,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gavel.errors import GavelError
 from gavel.integrations import _gavel_api as api
 from gavel.io.files import write_together
+from gavel.io.run_files import file_sha256, sha256_of
 
 #: Tokens lmms-eval lets a model write per answer (``gavel generate``'s default).
 MAX_NEW_TOKENS = 1024
+#: What an export wrote into its folder: file name -> SHA-256.
+RECORD = ".gavel-export.json"
 
 
 def metric_key(name: str) -> str:
@@ -41,9 +49,23 @@ def export_task(
     frames: int | None = None,
     fps: float | None = None,
     max_frames: int | None = None,
+    force: bool = False,
 ) -> Path:
-    """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder."""
+    """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder; a folder
+    holding files this export did not write is refused unless ``force``."""
     api.check_benchmark(benchmark)
+    folder = out / benchmark
+    if not force and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
+        raise GavelError(
+            f"{folder}: a symbolic link or a file, not a folder gavel export made; choose "
+            "another folder, or pass --force to write through it"
+        )
+    foreign = [] if force else foreign_files(folder)
+    if foreign:
+        raise GavelError(
+            f"{folder}: holds files gavel export did not write ({', '.join(foreign)}); choose "
+            "another folder, or pass --force to write the task's files over them"
+        )
     data = data.resolve()
     if options.image_root:
         options = api.TaskOptions(
@@ -52,7 +74,6 @@ def export_task(
     sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
     described = api.describe_sampling(**sampling)  # checks the sampling flags
     requests = api.load_requests(benchmark, data, options, described)
-    folder = out / benchmark
     docs = b"".join(
         json.dumps(
             {
@@ -71,14 +92,35 @@ def export_task(
         "sampling": sampling,
     }
     folder.mkdir(parents=True, exist_ok=True)
-    write_together(
-        [
-            (folder / "docs.jsonl", docs),
-            (folder / "utils.py", _utils_source(settings).encode()),
-            (folder / f"{benchmark}.yaml", _yaml(benchmark, folder / "docs.jsonl").encode()),
-        ]
-    )
+    files = [
+        (folder / "docs.jsonl", docs),
+        (folder / "utils.py", _utils_source(settings).encode()),
+        (folder / f"{benchmark}.yaml", _yaml(benchmark, folder / "docs.jsonl").encode()),
+    ]
+    record = {path.name: sha256_of(payload) for path, payload in files}
+    write_together([*files, (folder / RECORD, json.dumps(record, indent=2).encode())])
     return folder
+
+
+def foreign_files(folder: Path) -> list[str]:
+    """The names in ``folder`` that an export did not write, or that changed since."""
+    if not folder.is_dir():
+        return []
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    return sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if entry.name != RECORD
+        and not (
+            entry.is_file()
+            and not entry.is_symlink()
+            and record.get(entry.name) == file_sha256(entry)
+        )
+    )
 
 
 def _yaml(benchmark: str, docs: Path) -> str:

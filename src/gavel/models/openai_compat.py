@@ -236,9 +236,11 @@ class OpenAIChatModel:
         }
 
     def redact(self, text: str) -> str:
-        """``text`` with the key replaced, for anything that may echo it (error messages)."""
+        """``text`` with the key and every URL's userinfo replaced, for anything that may echo
+        them (error messages, a sample's error detail)."""
         key = self.__key
-        return text.replace(key, "***") if key and key != PLACEHOLDER_KEY else text
+        text = text.replace(key, "***") if key and key != PLACEHOLDER_KEY else text
+        return redact_userinfo(text)
 
     def answer(self, request: Request) -> Answer:
         """Blocking form of :meth:`answer_async` (for the in-process runner)."""
@@ -361,7 +363,7 @@ class OpenAIChatModel:
         if self._checked or not self.model_check:
             return
         self._checked = True
-        for index, url in enumerate(self.base_urls):
+        for index, url in enumerate(redact_userinfo(list(self.base_urls))):
             entries = await self._served(index)
             if not entries:
                 continue
@@ -385,7 +387,7 @@ class OpenAIChatModel:
         model is served (then the run goes on unchecked)."""
         from gavel.runner.failures import classify
 
-        url = self.base_urls[index]
+        url = redact_userinfo(self.base_urls[index])  # named in messages only
         client = self._client(index).with_options(timeout=PREFLIGHT_TIMEOUT)
         try:
             reply = await client.get("/models", cast_to=object)

@@ -20,7 +20,13 @@ from typing import Any
 
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
 from gavel.parsing.conventions import Convention, ImageGeometry, get_convention
-from gavel.parsing.structured import MAX_TEXT, decode_literal, strip_think, structured_candidates
+from gavel.parsing.structured import (
+    MAX_TEXT,
+    decode_literal,
+    repaired_list,
+    strip_think,
+    structured_candidates,
+)
 
 
 class BoxStatus(StrEnum):
@@ -44,6 +50,13 @@ class BoxParse:
     out_of_range: int = 0
     #: The answer said explicitly that there is no box (null, [], "no box").
     stated_none: bool = False
+    #: A JSON list of boxes that did not decode as a whole, read object by object.
+    repaired: int = 0
+    #: Boxes in prose that repeat one already read (the same numbers under two labels).
+    repeated: int = 0
+    #: Every number of the reply lies in [0, 1] under a convention whose range is far wider
+    #: (0-1000, pixels): most likely 0-1 coordinates. Recorded and warned about, never acted on.
+    unit_interval: bool = False
 
 
 #: JSON keys whose value is a box, a list of boxes, or null.
@@ -70,9 +83,29 @@ _QWEN2 = re.compile(
     rf"<\|box_start\|>\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,\s*"
     rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*<\|box_end\|>"
 )
+# Qwen-VL (v1): <box>(x1,y1),(x2,y2)</box>, the corner pairs of Qwen2-VL's box tokens.
+_QWEN1 = re.compile(
+    rf"<box>\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,\s*"
+    rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*</box>"
+)
 _PLAIN = re.compile(
     rf"[\[(]\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*[\])]"
 )
+_POINT = rf"\(\s*(?:x\s*=\s*)?({_NUMBER})\s*,\s*(?:y\s*=\s*)?({_NUMBER})\s*\)"
+# "Top-left corner: (205, 34), Bottom-right corner: (467, 359)", or "(x1, y1) = (0, 800) and
+# (x2, y2) = (300, 1000)": two labelled points in prose,
+# each within a short bounded distance of its label, so the scan stays linear.
+_LABELLED_CORNERS = re.compile(
+    rf"(?:(?:top|upper)[- ]left\b|\(\s*x1\s*,\s*y1\s*\))[^\n]{{0,60}}?{_POINT}[\s\S]{{0,120}}?"
+    rf"(?:(?:bottom|lower)[- ]right\b|\(\s*x2\s*,\s*y2\s*\))[^\n]{{0,60}}?{_POINT}",
+    re.IGNORECASE,
+)
+# Qwen2.5-VL document parsing: HTML elements with data-bbox="x1 y1 x2 y2".
+_DATA_BBOX = re.compile(
+    rf"data-bbox\s*=\s*[\"']\s*({_NUMBER})[\s,]+({_NUMBER})[\s,]+({_NUMBER})[\s,]+({_NUMBER})\s*[\"']"
+)
+# "x1 y1 x2 y2" with blanks only, as MiniCPM-V writes inside <box>.
+_SPACED = re.compile(rf"\s*({_NUMBER})\s+({_NUMBER})\s+({_NUMBER})\s+({_NUMBER})\s*")
 _NO_BOX = re.compile(
     r"\b(no (bounding )?box(es)?|no region|not applicable|n/a|none)\b", re.IGNORECASE
 )
@@ -82,10 +115,12 @@ _NO_BOX = re.compile(
 class _Raw:
     """Numbers as written, before conversion."""
 
-    quads: list[tuple[float, float, float, float]] = field(default_factory=list)
+    quads: list[tuple[float, ...]] = field(default_factory=list)
     malformed: int = 0
     explicit_none: bool = False
     syntax: str | None = None
+    repaired: int = 0
+    repeated: int = 0
 
 
 def _as_number(value: Any) -> float | None:
@@ -150,6 +185,15 @@ def _from_structures(text: str, raw: _Raw) -> None:
     A bare numeric list is not taken here: without a key it is no stronger evidence than a
     list in prose, and is left to the lenient pass.
     """
+    recovered = repaired_list(text)
+    if recovered is not None:
+        seen = False
+        for obj in recovered:
+            seen = _collect_from_object(obj, raw) or seen
+        if seen:
+            raw.syntax = "json"
+            raw.repaired = 1
+            return
     for value in structured_candidates(text):
         objects = [value] if isinstance(value, dict) else []
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
@@ -163,6 +207,8 @@ def _from_structures(text: str, raw: _Raw) -> None:
 
 
 def _from_tags(text: str, raw: _Raw) -> None:
+    if _corner_pairs(text, raw, "qwen-vl", _QWEN1):
+        return
     for name, pattern in _TAGGED:
         contents = pattern.findall(text)
         if not contents:
@@ -170,16 +216,26 @@ def _from_tags(text: str, raw: _Raw) -> None:
         raw.syntax = name
         for content in contents:
             value = decode_literal(content)
-            if value is None:
+            spaced = _SPACED.fullmatch(content) if value is None else None
+            if spaced is not None:
+                raw.quads.append(tuple(float(g) for g in spaced.groups()))
+            elif value is None:
                 raw.malformed += 1
             else:
                 _collect_boxes(value, raw)
         return
-    matches = _QWEN2.findall(text)
+    for name, pattern in (("qwen2-vl", _QWEN2), ("html", _DATA_BBOX)):
+        if _corner_pairs(text, raw, name, pattern):
+            return
+
+
+def _corner_pairs(text: str, raw: _Raw, name: str, pattern: re.Pattern[str]) -> bool:
+    """Every match of a pattern whose four groups are one box's numbers."""
+    matches = pattern.findall(text)
     if matches:
-        raw.syntax = "qwen2-vl"
-        for groups in matches:
-            raw.quads.append(tuple(float(g) for g in groups))  # type: ignore[arg-type]
+        raw.syntax = name
+        raw.quads.extend(tuple(float(g) for g in groups) for groups in matches)
+    return bool(matches)
 
 
 def _from_tokens(text: str, convention: Convention, raw: _Raw) -> None:
@@ -188,17 +244,28 @@ def _from_tokens(text: str, convention: Convention, raw: _Raw) -> None:
     if not values:
         return
     raw.syntax = convention.name
-    for i in range(0, len(values) - len(values) % 4, 4):
-        raw.quads.append(tuple(values[i : i + 4]))  # type: ignore[arg-type]
-    if len(values) % 4:
+    size = convention.arity
+    for i in range(0, len(values) - len(values) % size, size):
+        raw.quads.append(tuple(values[i : i + size]))
+    if len(values) % size:
         raw.malformed += 1
 
 
-def _from_plain(text: str, raw: _Raw) -> None:
-    for groups in _PLAIN.findall(text):
-        raw.quads.append(tuple(float(g) for g in groups))  # type: ignore[arg-type]
+def _from_prose(text: str, raw: _Raw) -> None:
+    """Boxes in prose: labelled corner points first, else bare ``[x1, y1, x2, y2]`` lists.
+
+    A box written twice (the same numbers under "top-left" and "bottom-right") counts once.
+    """
+    found = [tuple(float(g) for g in m) for m in _LABELLED_CORNERS.findall(text)]
+    syntax = "corners"
+    if not found:
+        found = [tuple(float(g) for g in m) for m in _PLAIN.findall(text)]
+        syntax = "plain"
+    unique = list(dict.fromkeys(found))
+    raw.repeated = len(found) - len(unique)
+    raw.quads.extend(unique)
     if raw.quads:
-        raw.syntax = "plain"
+        raw.syntax = syntax
 
 
 def extract_raw(text: str, convention: Convention) -> tuple[_Raw, bool]:
@@ -215,7 +282,7 @@ def extract_raw(text: str, convention: Convention) -> tuple[_Raw, bool]:
     _from_structures(text, raw)
     if raw.syntax:
         return raw, True
-    _from_plain(text, raw)
+    _from_prose(text, raw)
     if raw.quads:
         return raw, False
     raw.explicit_none = bool(_NO_BOX.search(text))
@@ -223,7 +290,7 @@ def extract_raw(text: str, convention: Convention) -> tuple[_Raw, bool]:
 
 
 def convert_quads(
-    quads: list[tuple[float, float, float, float]],
+    quads: list[tuple[float, ...]],
     convention: Convention,
     geometry: ImageGeometry,
     result: BoxParse,
@@ -246,6 +313,17 @@ def convert_quads(
         result.boxes.append(box)
 
 
+def _all_in_unit_interval(quads: list[tuple[float, ...]]) -> bool:
+    """Every number lies in [0, 1] and at least one is a fraction (all-zero or 0/1 corners are
+    as likely whole numbers)."""
+    values = [v for quad in quads for v in quad]
+    return (
+        bool(values)
+        and all(0 <= v <= 1 for v in values)
+        and any(not float(v).is_integer() for v in values)
+    )
+
+
 def parse_boxes(text: str | None, box_format: str, geometry: ImageGeometry) -> BoxParse:
     """Parse every box in ``text`` under the declared ``box_format`` into original pixels.
 
@@ -256,7 +334,13 @@ def parse_boxes(text: str | None, box_format: str, geometry: ImageGeometry) -> B
         return BoxParse(BoxStatus.NONE)
     raw, strict = extract_raw(text, convention)
     result = BoxParse(
-        BoxStatus.NONE, syntax=raw.syntax, malformed=raw.malformed, stated_none=raw.explicit_none
+        BoxStatus.NONE,
+        syntax=raw.syntax,
+        malformed=raw.malformed,
+        stated_none=raw.explicit_none,
+        repaired=raw.repaired,
+        repeated=raw.repeated,
+        unit_interval=convention.warn_unit_interval and _all_in_unit_interval(raw.quads),
     )
     convert_quads(raw.quads, convention, geometry, result)
     if result.boxes:

@@ -36,12 +36,19 @@ class ConventionError(ValueError):
 class Convention:
     name: str
     description: str
-    #: Maps the four numbers, in the order the model wrote them, to (x1, y1, x2, y2) pixels.
-    to_pixels: Callable[[tuple[float, float, float, float], ImageGeometry], Box]
+    #: Maps the numbers of one box (``arity`` of them, four unless said otherwise), in the order
+    #: the model wrote them, to (x1, y1, x2, y2) pixels.
+    to_pixels: Callable[[tuple[float, ...], ImageGeometry], Box]
     #: For token conventions: a regex whose group 1 is one coordinate's integer.
     token: re.Pattern[str] | None = None
     #: Allowed range of raw values, used to reject impossible numbers as invalid.
     value_range: tuple[float, float] | None = None
+    #: How many numbers make one box: 4 for corners, 2 for Kosmos-2's two patch indices, 8 for
+    #: a quadrilateral's four points. ``to_pixels`` receives exactly this many.
+    arity: int = 4
+    #: Relative conventions: where all of a reply's numbers lie in [0, 1], they were most likely
+    #: written in 0-1 (a recorded warning, never a change of convention).
+    warn_unit_interval: bool = False
 
 
 _CONVENTIONS: dict[str, Convention] = {}
@@ -134,6 +141,45 @@ def _gemini(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
     return _scaled(g.width / 1000, g.height / 1000, _yx_first(values))
 
 
+def _florence_quad(values: tuple[float, ...], g: ImageGeometry) -> Box:
+    # Florence-2 <OCR_WITH_REGION>: four points x1 y1 ... x4 y4, each a bin centre; the
+    # quadrilateral's axis-aligned bounding box.
+    xs = [(v + 0.5) * g.width / 1000 for v in values[0::2]]
+    ys = [(v + 0.5) * g.height / 1000 for v in values[1::2]]
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
+#: Kosmos-2 splits the image into a 32 x 32 grid; ``<patch_index_N>`` names cell N, row-major.
+KOSMOS_GRID = 32
+
+
+def _kosmos_patches(values: tuple[float, ...], g: ImageGeometry) -> Box:
+    """Two patch indices (upper-left cell, lower-right cell) to a box, as Kosmos-2's processor
+    does it (``patch_index_to_coordinate``): from cell centre to cell centre, except that a box
+    one cell wide or high spans the cells' full extent."""
+    first, last = int(values[0]), int(values[1])
+    cell = 1 / KOSMOS_GRID
+    ul_x, ul_y = first % KOSMOS_GRID, first // KOSMOS_GRID
+    lr_x, lr_y = last % KOSMOS_GRID, last // KOSMOS_GRID
+    if first == last or ul_x == lr_x or ul_y == lr_y:
+        x1, y1 = ul_x * cell, ul_y * cell
+        x2, y2 = lr_x * cell + cell, lr_y * cell + cell
+    else:
+        half = cell / 2
+        x1, y1 = ul_x * cell + half, ul_y * cell + half
+        x2, y2 = lr_x * cell + half, lr_y * cell + half
+    return (x1 * g.width, y1 * g.height, x2 * g.width, y2 * g.height)
+
+
+def _square_padded(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    # LLaVA-1.5 pads the image to a square (centred, expand2square) before the model sees it;
+    # its 0-1 boxes are relative to that square.
+    side = max(g.width, g.height)
+    dx, dy = (side - g.width) / 2, (side - g.height) / 2
+    x1, y1, x2, y2 = values
+    return (x1 * side - dx, y1 * side - dy, x2 * side - dx, y2 * side - dy)
+
+
 def _coord_tokens(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
     # Inverse of q(v, S) = round(512 * clip((v - S/2) / (S/2), -1, 1)) from the paper's A.2.
     x1, y1, x2, y2 = values
@@ -141,13 +187,21 @@ def _coord_tokens(values: tuple[float, float, float, float], g: ImageGeometry) -
     return (hw + x1 / 512 * hw, hh + y1 / 512 * hh, hw + x2 / 512 * hw, hh + y2 / 512 * hh)
 
 
-register(Convention("pixel", "pixels of the image as sent (scaled by original/sent size)", _pixel))
+register(
+    Convention(
+        "pixel",
+        "pixels of the image as sent (scaled by original/sent size)",
+        _pixel,
+        warn_unit_interval=True,
+    )
+)
 register(
     Convention(
         "resized-pixel",
         "pixels of the model's resized input (Qwen2.5-VL); input size from the prediction, "
         "else Qwen2.5-VL's smart_resize with its default limits",
         _resized_pixel,
+        warn_unit_interval=True,
     )
 )
 register(Convention("rel1", "relative coordinates in 0-1", _relative(1.0), value_range=(0, 1)))
@@ -157,6 +211,7 @@ register(
         "relative 0-1000 (Qwen3-VL, InternVL, GLM-V): v / 1000 * size",
         _relative(1000.0),
         value_range=(0, 1000),
+        warn_unit_interval=True,
     )
 )
 register(
@@ -165,6 +220,7 @@ register(
         "relative 0-999 (DeepSeek-VL2): v / 999 * size",
         _relative(999.0),
         value_range=(0, 999),
+        warn_unit_interval=True,
     )
 )
 register(
@@ -191,6 +247,7 @@ register(
         "Gemini box_2d: [ymin, xmin, ymax, xmax] relative 0-1000",
         _gemini,
         value_range=(0, 1000),
+        warn_unit_interval=True,
     )
 )
 register(
@@ -200,5 +257,54 @@ register(
         _coord_tokens,
         token=re.compile(r"<p(-?\d{1,3})>"),
         value_range=(-512, 512),
+    )
+)
+register(
+    Convention(
+        "qwen-vl",
+        "Qwen-VL (v1) <ref>...</ref><box>(x1,y1),(x2,y2)</box>: corner pairs relative 0-1000",
+        _relative(1000.0),
+        value_range=(0, 1000),
+        warn_unit_interval=True,
+    )
+)
+register(
+    Convention(
+        "rel100",
+        "relative 0-100, percent of the image (Molmo's coordinates): v / 100 * size",
+        _relative(100.0),
+        value_range=(0, 100),
+        warn_unit_interval=True,
+    )
+)
+register(
+    Convention(
+        "rel1-square",
+        "relative 0-1 of the image padded to a centred square (LLaVA-1.5): "
+        "v * max(W, H) minus the padding",
+        _square_padded,
+        value_range=(0, 1),
+    )
+)
+register(
+    Convention(
+        "loc1000-quad",
+        "Florence-2 <OCR_WITH_REGION>: eight <loc_N> tokens per region (four points x y), "
+        "1000 bins at bin centres; the quadrilateral's bounding box",
+        _florence_quad,
+        token=re.compile(r"<loc_(\d{1,4})>"),
+        value_range=(0, 999),
+        arity=8,
+    )
+)
+register(
+    Convention(
+        "patch32",
+        "Kosmos-2 <object><patch_index_NNNN><patch_index_NNNN></object>: upper-left and "
+        "lower-right cells of a 32 x 32 grid, read as Kosmos-2's processor reads them",
+        _kosmos_patches,
+        token=re.compile(r"<patch_index_(\d{4})>"),
+        value_range=(0, KOSMOS_GRID * KOSMOS_GRID - 1),
+        arity=2,
     )
 )

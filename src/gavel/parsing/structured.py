@@ -151,6 +151,31 @@ def structured_candidates(text: str) -> list[Any]:
     return [v for s in _balanced_spans(text, budget) if (v := decode_literal(s)) is not None]
 
 
+def repaired_list(text: str) -> list[dict[str, Any]] | None:
+    """The well-formed objects of a JSON list that does not decode as a whole, or None.
+
+    Models damage long lists (a stray ``{`` before one object, a missing comma): rather than
+    keep only the first object found in it, every object that decodes on its own is kept, in
+    order. Only a fenced block, or the whole text, that opens with ``[`` is repaired; an intact
+    list, or anything else, gives None and is read as usual.
+    """
+    text = text[:MAX_TEXT]
+    blocks = _FENCE.findall(text) or [text]
+    budget = [MAX_SCAN]
+    for block in blocks:
+        body = block.strip()
+        if not body.startswith("[") or decode_literal(body) is not None:
+            continue
+        objects = [
+            value
+            for span in _balanced_spans(body[1:], budget)
+            if isinstance(value := decode_literal(span), dict)
+        ]
+        if objects:
+            return objects
+    return None
+
+
 def first_object(text: str) -> dict[str, Any] | None:
     """The first decoded JSON object (a dict) in the text, if any."""
     for value in structured_candidates(text):

@@ -75,17 +75,30 @@ def official_label(text: str) -> str:
     return NO if said_no else NEITHER
 
 
-def strict_yes_no(text: str | None) -> str:
-    """``yes``, ``no`` or ``unknown``: the opening word, unless the other word also occurs."""
+#: Why the strict rule could not read an answer (:func:`strict_reading`).
+EMPTY = "empty"
+NO_OPENING_WORD = "no_opening_word"
+OTHER_WORD_TOO = "other_word_too"
+
+
+def strict_reading(text: str | None) -> tuple[str, str | None]:
+    """The strict label and, for ``unknown``, why: ``empty``, ``no_opening_word`` (a sentence
+    such as "angle A + angle B is not less than 180°") or ``other_word_too`` ("No, it cannot
+    … yes" quotes the other word)."""
     if not text:
-        return UNKNOWN
+        return UNKNOWN, EMPTY
     leading = _LEADING.match(text)
     if leading is None:
-        return UNKNOWN
+        return UNKNOWN, NO_OPENING_WORD
     word = leading.group(1).lower()
     if contains_word(_OPPOSITE[word], text):
-        return UNKNOWN
-    return word
+        return UNKNOWN, OTHER_WORD_TOO
+    return word, None
+
+
+def strict_yes_no(text: str | None) -> str:
+    """``yes``, ``no`` or ``unknown``: the opening word, unless the other word also occurs."""
+    return strict_reading(text)[0]
 
 
 def prepare(text: str, *, drop_think: bool) -> str:

@@ -534,6 +534,43 @@ def _vh_outcome(sides: list[dict[str, Any]]) -> str:
     return "pair wrong"
 
 
+#: How many answers each answer rule could not read are quoted in the gallery's notes.
+UNREAD_EXAMPLES = 3
+UNREAD_TEXT = 160
+
+
+def _unread_label(sides: list[dict[str, Any]]) -> str:
+    """Which rules could not read some answer of a pair (the ``u`` filter of the cards)."""
+    rules = sorted({rule for side in sides for rule in side.get("u", {})})
+    if not rules:
+        return "read by both rules"
+    return "unread: " + (" and ".join(rules) if len(rules) > 1 else rules[0])
+
+
+def unread_notes(name: str, scores: list[dict[str, Any]], said: dict[str, str]) -> list[str]:
+    """Per answer rule: how many answers it could not read, why, and a few of them quoted, so
+    a reader sees what the chosen rule's number stands on."""
+    notes = []
+    for rule in ("official", "strict"):
+        unread = [s for s in scores if isinstance(s.get("unread"), dict) and rule in s["unread"]]
+        if not unread:
+            continue
+        reasons: dict[str, int] = {}
+        for score in unread:
+            reason = str(score["unread"][rule])
+            reasons[reason] = reasons.get(reason, 0) + 1
+        why = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
+        quoted = "; ".join(
+            f"{score.get('id')}: “{shorten(said.get(str(score.get('id')), ''), UNREAD_TEXT)}”"
+            for score in unread[:UNREAD_EXAMPLES]
+        )
+        notes.append(
+            f"{name}: the {rule} rule could not read {len(unread)} of {len(scores)} answers "
+            f"({why}); e.g. {quoted}"
+        )
+    return notes
+
+
 def videohallucer_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
     """One card per (pair, run): both questions, the gold answers, the model's answers, and four
     frames of each video when the video files are found (for the first :data:`MAX_VIDEOS`)."""
@@ -563,6 +600,7 @@ def videohallucer_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
         if hallucination_video not in ("own", "basic"):
             hallucination_video = "own"
         said = responses(run.predictions_path())
+        notes.extend(unread_notes(run.name, run.scores, said))
         grouped: dict[str, list[dict[str, Any]]] = {}
         for score in run.scores:
             grouped.setdefault(str(score.get("pair")), []).append(score)
@@ -580,6 +618,13 @@ def videohallucer_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
                     "oc": _text(score.get("outcome")),
                     "raw": said.get(str(score.get("id"))),
                     "fr": [],
+                    "u": {
+                        str(rule): str(why)
+                        for rule, why in (score.get("unread") or {}).items()
+                        if rule in ("official", "strict")
+                    }
+                    if isinstance(score.get("unread"), dict)
+                    else {},
                 }
                 if pair is not None and side in ("basic", "hallucination"):
                     row["q"] = pair.side(side).question
@@ -599,6 +644,7 @@ def videohallucer_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
                     "c": _text(sides[0].get("category")) or "–",
                     "t": _text(sides[0].get("type")),
                     "o": _vh_outcome(sides),
+                    "u": _unread_label(rows),
                     "sides": rows,
                 }
             )

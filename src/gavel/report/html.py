@@ -582,6 +582,7 @@ def _section(
                     ("r", "Model", ()),
                     ("c", "Category", ()),
                     ("o", "Outcome", ("pair right", "pair wrong", "unparseable", "error")),
+                    ("u", "Answer rules", ("read by both rules",)),
                 ],
             )
         )

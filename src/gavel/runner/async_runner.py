@@ -72,6 +72,7 @@ import msgspec
 
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import AppendFile, close_synced, plain_mode
+from gavel.manifest import redact_userinfo
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
@@ -604,7 +605,8 @@ class _Runner:
             log.warning("more failures of other causes: see the error lines of the output")
 
     def _endpoint(self) -> str:
-        return getattr(self.model, "endpoint", None) or self.model.name
+        """The endpoint as messages name it: no password of a URL's userinfo."""
+        return redact_userinfo(getattr(self.model, "endpoint", None) or self.model.name)
 
     def _describe(self, error: BaseException) -> str:
         text = str(error) or "no message"

@@ -16,6 +16,20 @@ def write_jsonl(path, rows):
     return path
 
 
+def gold_row(name: str, box: list[float], width: int, height: int) -> dict:
+    """A hallucinated GAVEL sample with one gold box (x, y, w, h)."""
+    return {
+        "id": name,
+        "image": "a.png",
+        "caption": "c",
+        "hallucinated": True,
+        "category": "Color",
+        "boxes": [box],
+        "width": width,
+        "height": height,
+    }
+
+
 @pytest.fixture
 def data(tmp_path):
     rows = [
@@ -251,19 +265,7 @@ def test_predicted_boxes_are_ordered_clipped_and_filtered_before_iou(tmp_path):
         "on-the-edge": {"boxes": [[40, 10, 60, 50]]},  # ends on the bottom edge: IoU 1/2
         "flat-and-good": {"boxes": [[10, 10, 10, 40], [40, 10, 60, 30]]},  # flat one dropped
     }
-    gold = [
-        {
-            "id": name,
-            "image": "a.png",
-            "caption": "c",
-            "hallucinated": True,
-            "category": "Color",
-            "boxes": [[40, 10, 20, 20]],
-            "width": 100,
-            "height": 50,
-        }
-        for name in cases
-    ]
+    gold = [gold_row(name, [40, 10, 20, 20], 100, 50) for name in cases]
     data = write_jsonl(tmp_path / "gold.jsonl", gold)
     pred = write_jsonl(
         tmp_path / "pred.jsonl",
@@ -320,3 +322,26 @@ def test_a_huge_finite_predicted_box_is_clipped_to_the_image_not_dropped(tmp_pat
     _, scores = evaluate_files(data, predictions, GavelSettings(resamples=0))
     (hit,) = [s for s in scores if s.id == "hit"]
     assert hit.iou == pytest.approx(0.25)
+
+
+def test_box_repairs_and_unit_coordinates_are_counted_and_warned(tmp_path):
+    gold = [
+        gold_row(name, [0, 0, 500, 500], 1000, 1000) for name in ("broken-list", "twice", "unit")
+    ]
+    broken = '```json\n[{"bbox_2d": [0, 0, 500, 500]},\n{\n{"bbox_2d": [0, 0, 250, 250]}]\n```'
+    responses = {
+        "broken-list": broken,
+        "twice": "Top-left: (0, 0, 500, 500)\nBottom-right: (0, 0, 500, 500)\nYes.",
+        "unit": '{"hallucination": true, "boxes": [[0.0, 0.0, 0.5, 0.5]]}',
+    }
+    pred = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [{"id": k, "hallucinated": True, "response": v} for k, v in responses.items()],
+    )
+    data = write_jsonl(tmp_path / "gold.jsonl", gold)
+    result, scores = evaluate_files(data, pred, GavelSettings(resamples=0, box_format="rel1000"))
+    boxes = result.metrics["boxes"]
+    assert (boxes["repaired_lists"], boxes["repeated_dropped"], boxes["unit_interval"]) == (1, 1, 1)
+    assert {s.id: s.n_pred_boxes for s in scores} == {"broken-list": 2, "twice": 1, "unit": 1}
+    assert any("damaged JSON list" in w for w in result.warnings)
+    assert any("every box coordinate in [0, 1] under rel1000" in w for w in result.warnings)

@@ -22,6 +22,7 @@ from gavel.benchmarks.videohallucer.prompt import OFFICIAL_TEMPLATE, build_reque
 from gavel.benchmarks.videohallucer.scoring import NAME, VideoHallucerSettings, evaluate_files
 from gavel.benchmarks.videohallucer.table import videohallucer_table
 from gavel.errors import ConfigError, DataError
+from gavel.parsing.yesno import ANSWER_RULES
 from gavel.prompts import Template
 from gavel.report.tables import render
 
@@ -441,6 +442,36 @@ def test_hedged_answers(root, tmp_path, pairs):
         },
     }
     assert any("neither a clear yes nor a clear no" in w for w in strict.warnings)
+
+
+def test_what_each_rule_cannot_read_is_counted_under_either_rule(root, tmp_path, pairs):
+    forms = [
+        "Yes.",
+        "No, the speaker cannot fit behind it; nobody would answer yes.",  # both words
+        "The sum of the angles is not less than 180 degrees.",  # neither word
+        "Yes or no.",  # the options restated
+    ]
+    questions = [f"{p.id}/{s}" for p in pairs for s in SIDES]
+    answers = {qid: forms[i % 4] for i, qid in enumerate(questions)}
+    quarter = len(questions) // 4
+    expected = {
+        "official": {"total": 3 * quarter, "both": 2 * quarter, "neither": quarter},
+        "strict": {
+            "total": 3 * quarter,
+            "echo": quarter,
+            "no_opening_word": quarter,
+            "other_word_too": quarter,
+        },
+    }
+    for rule in ANSWER_RULES:
+        result, scores = run(root, tmp_path, answers, answer_rule=rule)
+        assert result.metrics["unread"] == expected
+        by_id = {s.id: s.unread for s in scores}
+        assert by_id[questions[0]] == {}
+        assert by_id[questions[1]] == {"official": "both", "strict": "other_word_too"}
+        assert by_id[questions[2]] == {"official": "neither", "strict": "no_opening_word"}
+    # Recorded, never scored: the strict rule's numbers are those it always had.
+    assert result.counts["unparseable"] == 3 * quarter
 
 
 # ============================================================================================

@@ -23,6 +23,12 @@ BOX_INSTRUCTIONS = {
     "loc1000": " as four <loc_N> tokens each (x1, y1, x2, y2; N from 0 to 999)",
     "loc1024-yx": " as four <locNNNN> tokens each (y1, x1, y2, x2; NNNN from 0000 to 1023)",
     "coord-tokens": " as four coordinate tokens <p-512> to <p512> each (x1, y1, x2, y2)",
+    "qwen-vl": " as <box>(x1,y1),(x2,y2)</box> relative to the image size, from 0 to 1000",
+    "rel100": " as [x1, y1, x2, y2] in percent of the image size, from 0 to 100",
+    "rel1-square": " as [x1, y1, x2, y2] relative to the image size, from 0 to 1",
+    "loc1000-quad": " as eight <loc_N> tokens each (four corners x y; N from 0 to 999)",
+    "patch32": " as <object><patch_index_N><patch_index_M></object> (upper-left and "
+    "lower-right cells of a 32 x 32 grid)",
 }
 
 

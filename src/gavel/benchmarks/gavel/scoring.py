@@ -76,6 +76,11 @@ class ScoringTally:
     clipped: int = 0
     degenerate: int = 0
     out_of_range: int = 0
+    #: Damaged JSON lists read object by object; prose boxes repeated verbatim (read once);
+    #: answers whose every coordinate lies in [0, 1] under a 0-1000 or pixel convention.
+    repaired: int = 0
+    repeated: int = 0
+    unit_interval: int = 0
     ignored_with_clean_verdict: int = 0
     models: Counter[str] = field(default_factory=Counter)
     #: Answers cut off by the token limit; answers holding text copied from a prompt; answers
@@ -219,6 +224,9 @@ class GavelScorer:
         self.tally.clipped += parsed.clipped
         self.tally.degenerate += parsed.degenerate
         self.tally.out_of_range += parsed.out_of_range
+        self.tally.repaired += parsed.repaired
+        self.tally.repeated += parsed.repeated
+        self.tally.unit_interval += parsed.unit_interval
         return parsed.boxes, str(parsed.status), box_format
 
     def _given_boxes(self, sample: GavelSample, given: list[list[float]]) -> list[Box]:
@@ -378,6 +386,9 @@ def summarize(
             "clipped": tally.clipped,
             "degenerate_dropped": tally.degenerate,
             "out_of_range": tally.out_of_range,
+            "repaired_lists": tally.repaired,
+            "repeated_dropped": tally.repeated,
+            "unit_interval": tally.unit_interval,
             "ignored_with_clean_verdict": tally.ignored_with_clean_verdict,
             "mean_pred_boxes": float(np.mean([s.n_pred_boxes for s in scores])) if scores else 0.0,
         },
@@ -414,6 +425,24 @@ def answer_warnings(answers: dict[str, int]) -> list[str]:
     return found
 
 
+def box_warnings(boxes: dict[str, Any]) -> list[str]:
+    """What the box reader repaired, and replies whose numbers do not fit their convention."""
+    found = []
+    if boxes["repaired_lists"]:
+        found.append(
+            f"{boxes['repaired_lists']} response(s) hold a damaged JSON list of boxes; every "
+            "well-formed object of it was read"
+        )
+    if boxes["unit_interval"]:
+        formats = ", ".join(sorted(boxes["formats"]))
+        found.append(
+            f"{boxes['unit_interval']} response(s) have every box coordinate in [0, 1] under "
+            f"{formats}: the model probably wrote 0-1 coordinates (box format rel1); they were "
+            "read as declared"
+        )
+    return found
+
+
 def evaluate_files(
     data: str | Path,
     predictions: str | Path,
@@ -441,6 +470,7 @@ def evaluate_files(
     if loader.report.clipped_boxes:
         warnings.append(f"{loader.report.clipped_boxes} gold box(es) clipped to the image")
     warnings += answer_warnings(summary["metrics"]["answers"])
+    warnings += box_warnings(summary["metrics"]["boxes"])
     manifest = scoring_manifest(
         NAME,
         data=data,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from gavel.benchmarks.videohallucer.data import (
@@ -45,6 +46,7 @@ from gavel.metrics.paired import (
 from gavel.parsing.echo import EchoFilter
 from gavel.parsing.yesno import (
     ANSWER_RULES,
+    BOTH,
     BOTH_WAYS,
     NEITHER,
     NO,
@@ -53,7 +55,7 @@ from gavel.parsing.yesno import (
     contains_word,
     official_label,
     prepare,
-    strict_yes_no,
+    strict_reading,
 )
 from gavel.prompts import prompt_echo
 from gavel.records import Outcome, Prediction, Result, Score
@@ -114,6 +116,10 @@ class VideoHallucerScore(Score, kw_only=True, omit_defaults=True, gc=False):
     echo: bool = False
     #: The token limit cut the response off (``finish_reason: length``); recorded only.
     truncated: bool = False
+    #: The rules that cannot read this response, whichever rule scored it, and why:
+    #: ``official`` -> ``both``/``neither``; ``strict`` -> ``empty``, ``no_opening_word``,
+    #: ``other_word_too`` or ``echo`` (:func:`gavel.parsing.yesno.strict_reading`).
+    unread: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -143,8 +149,14 @@ def score_question(
     text = prepare(prediction.response, drop_think=settings.strip_think)
     own = own_words(text, pair.side(side).question)
     echo = official_label(BOTH_WAYS.sub(" ", own)) == NEITHER and official_label(text) != NEITHER
+    official = official_label(text)
+    strict, why = strict_reading(own)
+    unread = {"official": official} if official in (BOTH, NEITHER) else {}
+    if strict == UNKNOWN:
+        unread["strict"] = "echo" if echo else str(why)
+    base["unread"] = unread
     if settings.answer_rule == "strict":
-        label = strict_yes_no(own)
+        label = strict
         if label == UNKNOWN:
             return VideoHallucerScore(
                 outcome=Outcome.UNPARSEABLE,
@@ -157,7 +169,7 @@ def score_question(
             )
         said_yes, said_no = label == YES, label == NO
     else:
-        label = official_label(text)
+        label = official
         said_yes, said_no = contains_word(YES, text), contains_word(NO, text)
     correct = said_yes if base["gold"] == YES else said_no
     return VideoHallucerScore(
@@ -285,6 +297,7 @@ def summarize(
         "echoes_credited": sum(s.echo and s.correct for s in scores),
         "truncated": sum(s.truncated for s in scores),
         "unknown_rate": 100.0 * unparseable / answered if answered else None,
+        "unread": unread_counts(scores),
     }
     rng = np.random.default_rng(settings.seed)
     ci = {
@@ -301,6 +314,17 @@ def summarize(
     counts["total"] = len(scores)
     counts["pairs"] = len(pairs)
     return {"metrics": metrics, "per_category": per_category, "counts": counts, "ci": ci}
+
+
+def unread_counts(scores: list[VideoHallucerScore]) -> dict[str, dict[str, int]]:
+    """How many answers each rule cannot read, whichever rule scored them, and why: what the
+    chosen rule's number stands on (the official rule credits a hedge and fails silence, the
+    strict rule fails both and every answer that does not open with yes or no)."""
+    counts: dict[str, dict[str, int]] = {}
+    for rule in ANSWER_RULES:
+        reasons = Counter(s.unread[rule] for s in scores if rule in s.unread)
+        counts[rule] = {"total": sum(reasons.values()), **dict(sorted(reasons.items()))}
+    return counts
 
 
 def evaluate_files(

@@ -171,7 +171,9 @@
       row.appendChild(el("td", null, side.side));
       row.appendChild(el("td", null, side.q === null ? "(question not found)" : side.q));
       row.appendChild(el("td", null, side.gold));
-      row.appendChild(el("td", null, side.ans === null ? "(" + (side.oc || "none") + ")" : side.ans));
+      var unread = Object.keys(side.u || {}).map(function (rule) { return rule + ": " + side.u[rule]; });
+      var answer = side.ans === null ? "(" + (side.oc || "none") + ")" : side.ans;
+      row.appendChild(el("td", null, unread.length ? answer + " · unread by " + unread.join(", ") : answer));
       row.appendChild(el("td", side.ok ? "right" : "wrong", side.ok ? "✓" : "✗"));
       table.appendChild(row);
     });
