@@ -351,7 +351,7 @@ class OpenAIChatModel:
             log.warning(
                 "%s answered as %r, not the %r asked (a server holding one model answers any "
                 "name with it): the predictions keep the name asked; the manifest records the "
-                "one that answered", self.endpoint, name, self.model,
+                "one that answered", redact_userinfo(self.endpoint), name, self.model,
             )  # fmt: skip
 
     # --- before and after a run's failures ---------------------------------------------------
@@ -448,12 +448,12 @@ class OpenAIChatModel:
         if status is not None and status >= 500:
             if any(word in said for word in ("image", "vision", "multimodal", "mmproj")):
                 return (
-                    f"The server at {self.endpoint} cannot take image input: serve a vision "
+                    f"The server at {redact_userinfo(self.endpoint)} cannot take image input: serve a vision "
                     "model with its image projector (llama-server: --mmproj), or a text "
                     "benchmark"
                 )
             return (
-                f"The server at {self.endpoint} fails every request alike: see its log; the "
+                f"The server at {redact_userinfo(self.endpoint)} fails every request alike: see its log; the "
                 f"options sent may be ones it cannot handle{self._extra_note()}"
             )
         if status in (401, 403):
