@@ -123,7 +123,7 @@ def test_requests_failing_every_round_become_error_lines_and_a_rerun_asks_them(
 
     batch_server.plan = plan
     done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "2"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 2, done.stderr  # samples failed: written, and said so
     written = lines(tmp_path / "p.jsonl")
     errors = [r for r in written if r.get("error")]
     assert len(written) == SAMPLES and len(errors) == len(doomed)

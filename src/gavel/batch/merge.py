@@ -169,6 +169,10 @@ class BatchAnswers:
     """The run's model as the runner sees it during a merge: same name, settings and
     endpoint (so the same cache keys), answering from the batch instead of the network."""
 
+    #: Refusals in a batch's results are those samples' outcomes, never a reason to stop the
+    #: merge (the runner's rule for the first requests of a run is off).
+    refusals_to_stop = None
+
     def __init__(
         self, model: Any, answers: Mapping[str, Answer], failures: Mapping[str, Exception]
     ):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -18,7 +17,7 @@ from gavel.cli.benchmark_flags import (
     make_selection,
     selection_options,
 )
-from gavel.cli.options import FiniteFloat, bootstrap_type, concurrency_type, seed_type
+from gavel.cli.options import FiniteFloat, bootstrap_type, concurrency_type, json_object, seed_type
 from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import ConfigError, GavelError
 from gavel.integrations.inspect_log import is_inspect_log, reading_epoch
@@ -177,12 +176,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
     from gavel.cli.generate import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
 
-    try:
-        extra = json.loads(judge_extra_body) if judge_extra_body else {}
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"--judge-extra-body is not JSON: {error}") from None
-    if not isinstance(extra, dict):
-        raise ConfigError("--judge-extra-body must be a JSON object")
+    extra = json_object(judge_extra_body, "--judge-extra-body")
     cache = None if no_judge_cache else (judge_cache or default_cache())
     price = _price(judge_price)
     options = JudgeOptions(
@@ -357,4 +351,6 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     click.echo(render(spec.table([(label, result)]), style, [(label, result)]), nl=False)
     stopped = getattr(judge, "stopped", None)
     if stopped:  # everything is written; the exit status says the judging is not complete
-        raise GavelError(f"the judge did not finish: {stopped}")
+        error = GavelError(f"the judge did not finish: {stopped}")
+        error.exit_code = getattr(judge, "exit_code", 2)  # type: ignore[attr-defined]
+        raise error
