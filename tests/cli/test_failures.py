@@ -62,10 +62,13 @@ def test_a_read_only_folder_and_a_full_disk_are_named(tmp_path, gavel_main, monk
 
 def test_data_commands_on_empty_inputs(tmp_path, gavel_main):
     (tmp_path / "blank.jsonl").write_text("\n   \n")
-    for args in (["data", "validate", "/dev/null"], ["data", "stats", "/dev/null"],
+    for args in (["data", "validate", tmp_path / "blank.jsonl"],
                  ["data", "stats", tmp_path / "blank.jsonl"]):  # fmt: skip
         code, text = gavel_main(*args)
         assert code != 0 and "no samples in file" in text and "Traceback" not in text
+    for args in (["data", "validate", "/dev/null"], ["data", "stats", "/dev/null"]):
+        code, text = gavel_main(*args)  # a device is never read as data, however empty
+        assert code != 0 and "gavel reads regular files only" in text and "Traceback" not in text
 
 
 @pytest.mark.parametrize("content", [b"SQLite format 2\x00" + bytes(200), b"hello\n"])
