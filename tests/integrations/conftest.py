@@ -31,8 +31,11 @@ class Saved:
     predictions: Path
     by_message: dict[str, str]
 
-    def answer(self, prompt: str, images: list[str]) -> str:
-        return self.by_message[message_key(prompt, images)]
+    def answer(self, prompt: str, images: list[str], default: str | None = None) -> str:
+        """The saved answer to this message; ``default`` for a message not saved (else a
+        KeyError)."""
+        key = message_key(prompt, images)
+        return self.by_message[key] if default is None else self.by_message.get(key, default)
 
     @property
     def by_prompt(self) -> dict[str, str]:

@@ -4,6 +4,7 @@ on the same answers (the saved answers file, and the log itself read as predicti
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -97,32 +98,103 @@ def test_mockllm_run_scores_as_gavel_score(benchmark, saved, scored_by_gavel, tm
         assert isinstance(score.value, dict) and "ok" in score.value
 
 
+def _generate_and_inspect(benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch,
+                          gavel_flags=(), eval_args=None, **task_args):  # fmt: skip
+    """``gavel generate`` then inspect on the loopback server: the bodies each sent (in any
+    order), gavel's predictions file and inspect's log. A message the saved answers do not
+    know (another preset's prompt or frames) is answered "Yes."."""
+    server.reply = lambda body, number: answers.answer(
+        fake.prompt_text(body), fake.image_urls(body), "Yes."
+    )
+    generated = tmp_path / "generated.jsonl"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    code, text = gavel_main("generate", "--benchmark", benchmark, "--data", answers.data,
+                            "--model", "openai:gpt-4o", "--base-url", server.url, "--out",
+                            generated, "--no-progress", "--no-cache", *gavel_flags)  # fmt: skip
+    assert code == 0, text
+    sent_by_gavel = _bodies(server)
+    server.received.clear()
+    # A fresh model for this server (inspect keeps models by name; the command-line test below
+    # gives the server through OPENAI_BASE_URL).
+    model = get_model("openai/gpt-4o", base_url=server.url, memoize=False)
+    log = _inspect_run(answers, model, tmp_path, eval_args, **task_args)
+    return sent_by_gavel, _bodies(server), generated, log
+
+
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_openai_provider_sends_what_gavel_generate_sends(
     benchmark, saved, scored_by_gavel, server, fake, gavel_main, tmp_path, monkeypatch
 ):
     answers = saved[benchmark]
-    server.reply = lambda body, number: answers.answer(
-        fake.prompt_text(body), fake.image_urls(body)
+    by_gavel, by_inspect, generated, log = _generate_and_inspect(
+        benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch
     )
-    data = saved[benchmark].data
-    generated = tmp_path / "generated.jsonl"
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
-    code, text = gavel_main("generate", "--benchmark", benchmark, "--data", data, "--model",
-                            "openai:gpt-4o", "--base-url", server.url, "--out", generated,
-                            "--no-progress", "--no-cache")  # fmt: skip
-    assert code == 0, text
-    sent_by_gavel = _messages(server)
-    server.received.clear()
-
-    # A fresh model for this server (inspect keeps models by name; the command-line test below
-    # gives the server through OPENAI_BASE_URL).
-    model = get_model("openai/gpt-4o", base_url=server.url, memoize=False)
-    log = _inspect_run(saved[benchmark], model, tmp_path)
-    assert _messages(server) == sent_by_gavel  # same prompts, same pixels, same frames
+    # Same prompts, same pixels, same frames, and gavel's max_tokens and temperature.
+    assert by_inspect == by_gavel
+    assert _generation(by_inspect) == {(1024, 0.0)}
     metrics = _log_metrics(log)
+    data = answers.data
     _assert_same(metrics, scored_by_gavel(benchmark, data, generated, tmp_path / "g.json"))
     _assert_same(metrics, scored_by_gavel(benchmark, data, log.location, tmp_path / "l.json"))
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "preset"),
+    [("gavel", "qwen3-vl"), ("gavel", "gpt-4.1"), ("videohallucer", "gemini")],
+)
+def test_preset_asks_what_gavel_generate_preset_asks(
+    benchmark, preset, saved, server, fake, gavel_main, tmp_path, monkeypatch
+):
+    """``-T preset=NAME`` is ``gavel generate --preset NAME``: the box convention the prompt
+    asks for, the image size and the frames of a video are the preset's."""
+    answers = saved[benchmark]
+    if preset == "gpt-4.1":  # images larger than its 768 px long side, so it resizes them
+        answers = _doubled(answers, tmp_path / "large")
+    plain = _generate_and_inspect(
+        benchmark, answers, server, fake, gavel_main, tmp_path / "plain", monkeypatch
+    )[1]
+    server.received.clear()
+    by_gavel, by_inspect, _, log = _generate_and_inspect(
+        benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch,
+        ("--preset", preset), preset=preset,
+    )  # fmt: skip
+    assert by_inspect == by_gavel
+    assert by_inspect != plain  # the preset changed what is asked
+    predictions = [sample.scores["gavel_scorer"].metadata["gavel_prediction"]
+                   for sample in log.samples]  # fmt: skip
+    if benchmark == "gavel":
+        from gavel.models.presets import get_preset
+
+        assert {line["box_format"] for line in predictions} == {get_preset(preset).box_format}
+
+
+def _doubled(answers, folder):
+    """A copy of GAVEL data with every image (and its size and boxes) twice as large."""
+    from PIL import Image
+
+    lines = [json.loads(line) for line in answers.data.read_text().splitlines()]
+    for line in lines:
+        image = Image.open(answers.data.parent / line["image"])
+        target = folder / line["image"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        image.resize((image.width * 2, image.height * 2)).save(target)
+        line |= {"width": image.width * 2, "height": image.height * 2,
+                 "boxes": [[2 * v for v in box] for box in line["boxes"]]}  # fmt: skip
+    data = folder / "gavel.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return dataclasses.replace(answers, data=data)
+
+
+def test_inspect_generation_flags_win(saved, server, fake, gavel_main, tmp_path, monkeypatch):
+    """inspect's own ``--max-tokens`` and ``--temperature`` replace gavel's defaults, as
+    ``gavel generate --max-tokens --temperature`` do."""
+    answers = saved["detailverify"]
+    by_gavel, by_inspect, _, _ = _generate_and_inspect(
+        "detailverify", answers, server, fake, gavel_main, tmp_path, monkeypatch,
+        ("--max-tokens", 77, "--temperature", 0.5), {"max_tokens": 77, "temperature": 0.5},
+    )  # fmt: skip
+    assert by_inspect == by_gavel
+    assert _generation(by_inspect) == {(77, 0.5)}
 
 
 def _samples_of(benchmark: str, log) -> list[str]:
@@ -198,22 +270,24 @@ def test_half_a_pair_brings_in_the_pair(saved, scored_by_gavel, tmp_path):
     _assert_same(metrics, from_log)
 
 
-def _messages(server) -> list[tuple]:
-    """What the requests asked, in any order: each one's text and image URLs, in its order
-    (inspect adds OpenAI's optional image ``detail``; gavel leaves it out)."""
-    asked = []
+def _generation(bodies: list[str]) -> set[tuple]:
+    """The ``(max_tokens, temperature)`` pairs the bodies asked for."""
+    return {(body["max_tokens"], body["temperature"]) for body in map(json.loads, bodies)}
+
+
+def _bodies(server) -> list[str]:
+    """The request bodies received, in any order, as canonical JSON (inspect adds OpenAI's
+    optional image ``detail``, ``auto``, which gavel leaves out: it is dropped)."""
+    bodies = []
     for _, body, _ in server.received:
-        parts = []
+        body = json.loads(json.dumps(body))
         for message in body["messages"]:
-            content = message["content"]
-            if isinstance(content, str):
-                parts.append((message["role"], "text", content))
-                continue
-            for part in content:
-                value = part["text"] if part["type"] == "text" else part["image_url"]["url"]
-                parts.append((message["role"], part["type"], value))
-        asked.append(tuple(parts))
-    return sorted(asked)
+            if isinstance(message["content"], list):
+                for part in message["content"]:
+                    if part["type"] == "image_url":
+                        assert part["image_url"].pop("detail", "auto") == "auto"
+        bodies.append(json.dumps(body, sort_keys=True))
+    return sorted(bodies)
 
 
 def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, fake, tmp_path):

@@ -75,6 +75,45 @@ class TaskOptions:
         return asdict(self)
 
 
+def generation_defaults() -> dict[str, Any]:
+    """What ``gavel generate --model openai:...`` asks for unless told otherwise (its adapter's
+    defaults: 1,024 tokens at temperature 0); the integrations ask the same, so the same model
+    gives the same answers."""
+    import inspect
+
+    from gavel.models.openai_compat import OpenAIChatModel
+
+    parameters = inspect.signature(OpenAIChatModel).parameters
+    return {name: parameters[name].default for name in ("max_tokens", "temperature")}
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a family's preset (``gavel generate --preset NAME``) sets for a run: the box
+    convention asked for and read, the longest image side sent, the GAVEL prompt and a
+    video's frame sampling (empty: gavel's default). Options given explicitly win."""
+
+    box_format: str = "pixel"
+    max_image_side: int | None = None
+    prompt: str | None = None
+    frames: dict[str, Any] | None = None
+
+
+def family(preset: str | None) -> Family:
+    """The settings of preset ``preset`` (None: gavel's defaults, no preset)."""
+    if not preset:
+        return Family()
+    from gavel.models.presets import get_preset
+
+    chosen = get_preset(preset)
+    return Family(
+        chosen.box_format,
+        chosen.max_image_side,
+        chosen.gavel_prompt,
+        chosen.frames.options() if chosen.frames else None,
+    )
+
+
 def check_benchmark(benchmark: str) -> None:
     if benchmark not in BENCHMARKS:
         raise ConfigError(

@@ -20,7 +20,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
@@ -169,6 +169,8 @@ def _task(
         scorer=gavel_scorer(benchmark, str(data), settings),
         metrics=[gavel_metrics(benchmark, str(data), settings, asked)],
         metadata={"gavel_benchmark": benchmark, "gavel_options": settings, "frames": sampling},
+        # gavel generate's max_tokens and temperature; inspect's --max-tokens/--temperature win.
+        config=GenerateConfig(**api.generation_defaults()),
     )
 
 
@@ -176,17 +178,24 @@ def _task(
 def gavel(
     data: str = "",
     image_root: str | None = None,
-    box_format: str = "pixel",
+    box_format: str | None = None,
     prompt: str | None = None,
     match: str = "union",
     max_image_side: int | None = None,
     image_format: str = "auto",
+    preset: str | None = None,
 ) -> Task:
-    """GAVEL: is the caption hallucinated, why, and where (boxes in ``box_format``)."""
+    """GAVEL: is the caption hallucinated, why, and where (boxes in ``box_format``; the
+    preset's, else ``pixel``)."""
+    family = api.family(preset)
     options = api.TaskOptions(
-        image_root=image_root, box_format=box_format, prompt=prompt, match=match
+        image_root=image_root,
+        box_format=box_format or family.box_format,
+        prompt=prompt or family.prompt,
+        match=match,
     )
-    return _task("gavel", data, options, max_image_side=max_image_side, image_format=image_format)
+    side = family.max_image_side if max_image_side is None else max_image_side
+    return _task("gavel", data, options, max_image_side=side, image_format=image_format)
 
 
 @task(name=_task_name("detailverify"))
@@ -198,14 +207,14 @@ def detailverify(
     empty_groups: str = "null",
     max_image_side: int | None = None,
     image_format: str = "auto",
+    preset: str | None = None,
 ) -> Task:
     """DetailVerifyBench: tag the hallucinated words of a long caption."""
     options = api.TaskOptions(
         image_root=image_root, thinking=thinking, mode=mode, empty_groups=empty_groups
     )
-    return _task(
-        "detailverify", data, options, max_image_side=max_image_side, image_format=image_format
-    )
+    side = api.family(preset).max_image_side if max_image_side is None else max_image_side
+    return _task("detailverify", data, options, max_image_side=side, image_format=image_format)
 
 
 @task(name=_task_name("videohallucer"))
@@ -217,10 +226,14 @@ def videohallucer(
     fps: float | None = None,
     max_frames: int | None = None,
     max_image_side: int | None = None,
+    preset: str | None = None,
 ) -> Task:
-    """VideoHallucer: paired yes/no questions; each video is sent as its sampled frames."""
+    """VideoHallucer: paired yes/no questions; each video is sent as its sampled frames (the
+    preset's sampling unless ``frames`` or ``fps`` is given)."""
+    family = api.family(preset)
     options = api.TaskOptions(image_root=video_root, answer_rule=answer_rule)
-    return _task(
-        "videohallucer", data, options, max_image_side=max_image_side, frames=frames,
-        fps=fps, max_frames=max_frames,
-    )  # fmt: skip
+    sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
+    if all(value is None for value in sampling.values()) and family.frames:
+        sampling |= family.frames
+    side = family.max_image_side if max_image_side is None else max_image_side
+    return _task("videohallucer", data, options, max_image_side=side, **sampling)
