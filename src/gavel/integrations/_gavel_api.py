@@ -15,7 +15,7 @@ import math
 import tempfile
 import typing
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import UnionType
 from typing import Any
@@ -144,6 +144,18 @@ def _run_settings(benchmark: str, options: TaskOptions, selection: Selection = A
         seed=options.seed,
         selection=selection,
     )
+
+
+def resolve_data(benchmark: str, data: str, options: TaskOptions) -> tuple[Path, TaskOptions]:
+    """The local data a benchmark loader reads for ``data`` (what ``gavel score --data``
+    takes: a file or folder, Parquet, ``hf:OWNER/NAME``), with the image root it implies;
+    Parquet and Hub data are materialized once into gavel's data cache, as for the CLI."""
+    from gavel.sources import resolve_data as resolve
+
+    given = Path(options.image_root) if options.image_root else None
+    resolved = resolve(benchmark, data, given)
+    root = str(resolved.image_root) if resolved.image_root else None
+    return resolved.path, replace(options, image_root=root)
 
 
 class _DeclaredModel:

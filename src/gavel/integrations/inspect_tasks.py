@@ -143,6 +143,8 @@ def _task(
 ) -> Task:
     if not data:
         raise ValueError(f"gavel/{benchmark} needs its data: -T data=PATH")
+    given, (path, options) = data, api.resolve_data(benchmark, data, options)
+    data = str(path)
     builder_options = {
         "max_image_side": max_image_side,
         "frames": frames,
@@ -164,7 +166,7 @@ def _task(
     asked = uuid.uuid4().hex  # this task's key in _ASKED
     by_id = {r.sample_id: r for r in requests}
     return Task(
-        dataset=MemoryDataset(samples, name=benchmark, location=str(data)),
+        dataset=MemoryDataset(samples, name=benchmark, location=given),
         solver=[gavel_message(builder_options, by_id, asked), generate()],
         scorer=gavel_scorer(benchmark, str(data), settings),
         metrics=[gavel_metrics(benchmark, str(data), settings, asked)],
