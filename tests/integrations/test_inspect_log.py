@@ -102,9 +102,10 @@ def _mockllm(answers, later=None):
 def _inspect_log(answers, model, tmp_path, **eval_args):
     from inspect_ai import eval as inspect_eval
 
+    judge = {"judge": "none"} if answers.benchmark == "gavel" else {}  # gavel score: no --judge
     (log,) = inspect_eval(
         f"gavel/{answers.benchmark}",
-        task_args={"data": str(answers.data)},
+        task_args={"data": str(answers.data), **judge},
         model=model,
         log_dir=str(tmp_path / "logs"),
         display="none",

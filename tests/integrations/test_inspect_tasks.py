@@ -5,6 +5,7 @@ on the same answers (the saved answers file, and the log itself read as predicti
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import subprocess
@@ -48,6 +49,10 @@ def _assert_same(got: dict[str, float], expected: dict[str, float]) -> None:
 
 
 def _inspect_run(saved, model, tmp_path, eval_args=None, **task_args):
+    """An inspect run of the saved data (GAVEL: its explanations not judged unless
+    ``judge=`` is given; the judge's tests compare them with ``gavel score --judge``)."""
+    if saved.benchmark == "gavel":
+        task_args.setdefault("judge", "none")
     (log,) = inspect_eval(
         f"gavel/{saved.benchmark}",
         task_args={"data": str(saved.data), **task_args},
@@ -368,3 +373,82 @@ def test_parquet_and_hub_data_run_as_the_jsonl(
         _assert_same(metrics, expected)
         by_gavel = scored_by_gavel("gavel", data, answers.predictions, tmp_path / f"{name}.json")
         _assert_same(metrics, by_gavel)
+
+
+def _judge_replies(server, answers, fake):
+    """The server answers the model's questions with the saved answers and the judge's with a
+    score drawn from the prompt; every fourth prompt is first answered without a score, so
+    that a re-ask is needed (gavel's judge re-asks; so must the grader)."""
+    from gavel.judge.protocol import SYSTEM_PROMPT
+
+    seen: set[str] = set()
+
+    def reply(body, number):
+        if body["messages"][0]["content"] != SYSTEM_PROMPT:
+            return answers.answer(fake.prompt_text(body), fake.image_urls(body))
+        prompt = body["messages"][1]["content"]
+        digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+        if digest % 4 == 0 and prompt not in seen:
+            seen.add(prompt)
+            return "I would rather not say."
+        return json.dumps({"score": digest % 5 + 1, "reason": f"reason {digest % 7}"})
+
+    return reply
+
+
+def _without_judge_description(metrics: dict[str, float]) -> dict[str, float]:
+    return {name: v for name, v in metrics.items() if not name.startswith("explanation.judge.")}
+
+
+def test_grader_role_judges_as_gavel_score_judge(
+    saved, scored_by_gavel, server, fake, gavel_main, tmp_path, monkeypatch
+):
+    """``--model-role grader=openai/...`` runs the paper's judge protocol: the grader is asked
+    what ``gavel score --judge openai:...`` asks (the same bodies), and the explanation
+    metrics in the log equal gavel's on the same answers."""
+    answers = saved["gavel"]
+    server.reply = _judge_replies(server, answers, fake)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    grader = get_model("openai/gpt-4o", base_url=server.url, memoize=False,
+                       responses_api=False)  # fmt: skip
+    log = _inspect_run(answers, _mockllm(answers), tmp_path, {"model_roles": {"grader": grader}},
+                       judge="auto")  # fmt: skip
+    asked_by_inspect = _bodies(server)
+    server.received.clear()
+    server.reply = _judge_replies(server, answers, fake)  # the first replies without a score again
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "j.json",
+                               "--judge", "openai:gpt-4o", "--judge-base-url", server.url,
+                               "--no-judge-cache", "--no-judge-model-check")  # fmt: skip
+    assert _bodies(server) == asked_by_inspect
+    metrics = _log_metrics(log)
+    _assert_same(metrics, _without_judge_description(expected))
+    assert metrics["explanation.counts.ok"] > 0 and metrics["counts.judge_error"] == 0
+    assert 20 <= metrics["explanation.Avg"] <= 100
+    # The log's own answers, scored by gavel with the judge, agree too.
+    from_log = scored_by_gavel("gavel", answers.data, log.location, tmp_path / "l.json",
+                               "--judge", "openai:gpt-4o", "--judge-base-url", server.url,
+                               "--no-judge-cache", "--no-judge-model-check")  # fmt: skip
+    _assert_same(metrics, _without_judge_description(from_log))
+    assert len(set(asked_by_inspect)) < len(asked_by_inspect)  # replies without a score re-asked
+    judged = [sample.scores["gavel_scorer"].value["judge_score"] for sample in log.samples]
+    assert all(1 <= value <= 5 for value in judged)
+
+
+def test_offline_judge_without_a_grader(saved, scored_by_gavel, tmp_path):
+    """No grader role: the offline judge scores, as ``gavel score --judge offline``."""
+    pytest.importorskip("onnxruntime", reason="the offline judge needs the judge extra")
+    answers = saved["gavel"]
+    log = _inspect_run(answers, _mockllm(answers), tmp_path, judge="auto")
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "o.json",
+                               "--judge", "offline")  # fmt: skip
+    metrics = _log_metrics(log)
+    _assert_same(metrics, _without_judge_description(expected))
+    assert "explanation.Avg" in metrics
+
+
+def test_judge_none_and_a_bad_mode(saved, tmp_path):
+    answers = saved["gavel"]
+    metrics = _log_metrics(_inspect_run(answers, _mockllm(answers), tmp_path, judge="none"))
+    assert not any(name.startswith("explanation.") for name in metrics)
+    with pytest.raises(Exception, match="choose one of auto, grader, offline, none"):
+        _inspect_run(answers, _mockllm(answers), tmp_path, judge="llm")

@@ -303,6 +303,24 @@ def evaluate(
         )
 
 
+def add_judged(
+    data: str | Path, options: TaskOptions, result: Result, scores: list[Score], judge: Any
+) -> None:
+    """Add a judge's records of a scored GAVEL run to it as ``gavel score --judge`` does:
+    ``metrics.explanation``, ``counts.judge_error``, each score's judge fields, warnings."""
+    from gavel.cli.score import add_judge_scores
+
+    root = Path(options.image_root) if options.image_root else None
+    add_judge_scores(judge, Path(data), root, None, result, scores)
+
+
+def attach_judged(scored: Score, judged: Any) -> None:
+    """A sample's judge record copied onto its score (``judge_score``, ...)."""
+    from gavel.judge.items import attach
+
+    attach([scored], [judged])  # type: ignore[list-item]
+
+
 def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
     """Every number among a result's metrics (and outcome counts) under a dotted name,
     ``verification.accuracy``; text, lists and missing values are left out.
@@ -319,7 +337,12 @@ def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
         elif isinstance(value, int | float) and math.isfinite(value):  # bool too, as 0 or 1
             flat[prefix] = float(value)
 
-    walk("", result.metrics)
+    metrics = dict(result.metrics)
+    if isinstance(metrics.get("explanation"), Mapping):  # the judge's description is no metric
+        metrics["explanation"] = {
+            key: value for key, value in metrics["explanation"].items() if key != "judge"
+        }
+    walk("", metrics)
     if counts:
         walk("counts", result.counts)
     recorded = result.manifest.settings.get("selection")
@@ -386,6 +409,13 @@ class SampleScorer:
         if len(chosen) == len(self._units):
             return ALL
         return Selection(sample_ids=tuple(unit for unit in self._units if unit in chosen))
+
+    def judge_item(self, scored: Score) -> Any:
+        """What a judge is asked about one scored GAVEL sample (a ``JudgeItem``)."""
+        from gavel.judge.items import judge_items
+
+        (item,) = judge_items([self._items[scored.id]], [scored])  # type: ignore[list-item]
+        return item
 
     def score(self, answer: Prediction) -> Score:
         item = self._items.get(answer.id)

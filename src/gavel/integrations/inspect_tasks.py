@@ -25,6 +25,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 from gavel.integrations import _gavel_api as api
+from gavel.integrations import inspect_judge
 from gavel.integrations.inspect_log import PREDICTION_KEY, finish_reason
 from gavel.models.base import Request
 
@@ -85,26 +86,32 @@ def gavel_metrics(benchmark: str, data: str, options: dict[str, Any], asked: str
     per_sample = api.SampleScorer(benchmark, data, settings)
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
+        kept = [item.score.metadata for item in scores if item.score.metadata]
         answers = [
-            api.prediction_from_dict(item.score.metadata[PREDICTION_KEY])
-            for item in scores
-            if item.score.metadata and PREDICTION_KEY in item.score.metadata
+            api.prediction_from_dict(entry[PREDICTION_KEY])
+            for entry in kept
+            if PREDICTION_KEY in entry
         ]
         ran = {answer.id for answer in answers} | _ASKED.get(asked, set())
         if not ran:
             return {}  # nothing asked yet: no numbers (inspect shows none)
         selection = per_sample.selection(ran)
-        result, _ = api.evaluate(benchmark, data, answers, settings, selection)
+        result, scored = api.evaluate(benchmark, data, answers, settings, selection)
+        judged = inspect_judge.Recorded(kept)
+        if judged:
+            api.add_judged(data, settings, result, scored, judged)
         return api.flat_metrics(result)
 
     return compute
 
 
 @scorer(metrics=[])
-def gavel_scorer(benchmark: str, data: str, options: dict[str, Any]):
-    """gavel's per-sample score, with the answer kept as a predictions line."""
+def gavel_scorer(benchmark: str, data: str, options: dict[str, Any], judge: str = "none"):
+    """gavel's per-sample score, with the answer kept as a predictions line, and (GAVEL) the
+    explanation judged under ``judge`` (:data:`inspect_judge.MODES`)."""
     settings = api.TaskOptions(**options)
     per_sample = api.SampleScorer(benchmark, data, settings)
+    explanation = inspect_judge.SampleJudge(judge)
 
     async def score(state: TaskState, target: Target) -> Score:
         output = state.output
@@ -120,11 +127,17 @@ def gavel_scorer(benchmark: str, data: str, options: dict[str, Any]):
             completion_tokens=usage.output_tokens if usage else None,
         )
         scored = per_sample.score(answer)
+        metadata = {PREDICTION_KEY: api.prediction_to_dict(answer)}
+        done = await explanation.judge(per_sample.judge_item(scored)) if judge != "none" else None
+        if done is not None:
+            judged, described = done
+            api.attach_judged(scored, judged)
+            metadata |= inspect_judge.to_metadata(judged, described)
         return Score(
             value=api.score_values(scored),
             answer=output.completion,
             explanation=scored.detail or str(scored.outcome),
-            metadata={PREDICTION_KEY: api.prediction_to_dict(answer)},
+            metadata=metadata,
         )
 
     return score
@@ -140,6 +153,7 @@ def _task(
     fps: float | None = None,
     max_frames: int | None = None,
     image_format: str = "auto",
+    judge: str = "none",
 ) -> Task:
     if not data:
         raise ValueError(f"gavel/{benchmark} needs its data: -T data=PATH")
@@ -168,7 +182,7 @@ def _task(
     return Task(
         dataset=MemoryDataset(samples, name=benchmark, location=given),
         solver=[gavel_message(builder_options, by_id, asked), generate()],
-        scorer=gavel_scorer(benchmark, str(data), settings),
+        scorer=gavel_scorer(benchmark, str(data), settings, judge),
         metrics=[gavel_metrics(benchmark, str(data), settings, asked)],
         metadata={"gavel_benchmark": benchmark, "gavel_options": settings, "frames": sampling},
         # gavel generate's max_tokens and temperature; inspect's --max-tokens/--temperature win.
@@ -186,9 +200,11 @@ def gavel(
     max_image_side: int | None = None,
     image_format: str = "auto",
     preset: str | None = None,
+    judge: str = "auto",
 ) -> Task:
-    """GAVEL: is the caption hallucinated, why, and where (boxes in ``box_format``; the
-    preset's, else ``pixel``)."""
+    """GAVEL: is the caption hallucinated, why (judged by the grader role, else the offline
+    judge; ``judge=none``: not judged), and where (boxes in ``box_format``; the preset's, else
+    ``pixel``)."""
     family = api.family(preset)
     options = api.TaskOptions(
         image_root=image_root,
@@ -197,7 +213,10 @@ def gavel(
         match=match,
     )
     side = family.max_image_side if max_image_side is None else max_image_side
-    return _task("gavel", data, options, max_image_side=side, image_format=image_format)
+    judge = inspect_judge.check_mode(judge, "gavel")
+    return _task(
+        "gavel", data, options, max_image_side=side, image_format=image_format, judge=judge
+    )
 
 
 @task(name=_task_name("detailverify"))
