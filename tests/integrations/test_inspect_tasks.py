@@ -452,3 +452,19 @@ def test_judge_none_and_a_bad_mode(saved, tmp_path):
     assert not any(name.startswith("explanation.") for name in metrics)
     with pytest.raises(Exception, match="choose one of auto, grader, offline, none"):
         _inspect_run(answers, _mockllm(answers), tmp_path, judge="llm")
+
+
+def test_no_log_images_keeps_the_log_small_and_scorable(saved, scored_by_gavel, tmp_path):
+    """inspect's ``--no-log-images`` leaves the images out of the log; the answers (kept in
+    each score's metadata) still score as the full log does."""
+    answers = saved["gavel"]
+    full = _inspect_run(answers, _mockllm(answers), tmp_path / "full")
+    small = _inspect_run(answers, _mockllm(answers), tmp_path / "small", {"log_images": False})
+    full_size, small_size = (os.path.getsize(log.location) for log in (full, small))
+    print(f"log of {len(answers.by_message)} samples: {full_size:,} B with images, "
+          f"{small_size:,} B with --no-log-images")  # fmt: skip
+    assert small_size < full_size / 2
+    _assert_same(
+        scored_by_gavel("gavel", answers.data, small.location, tmp_path / "s.json"),
+        scored_by_gavel("gavel", answers.data, full.location, tmp_path / "f.json"),
+    )
