@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 from gavel.integrations import _gavel_api as api
-from gavel.integrations import inspect_judge
+from gavel.integrations import inspect_epochs, inspect_judge
 from gavel.integrations.inspect_log import PREDICTION_KEY, finish_reason
 from gavel.models.base import Request
 
@@ -33,6 +34,8 @@ from gavel.models.base import Request
 #: has no score, so its metrics alone would drop it; it was asked, and gavel counts it (as
 #: missing, that is wrong), so a model that fails on the hard samples is not flattered.
 _ASKED: dict[str, set[str]] = {}
+#: The epochs each task has run, by the task's key (several: ``inspect eval --epochs N``).
+_EPOCHS: dict[str, set[int]] = {}
 
 
 def _task_name(short: str) -> str:
@@ -59,6 +62,7 @@ def gavel_message(builder_options: dict[str, Any], requests: dict[str, Request],
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         _ASKED.setdefault(asked, set()).add(str(state.sample_id))
+        _EPOCHS.setdefault(asked, set()).add(state.epoch)
         request = requests[str(state.sample_id)]
         if request.images:
             parts, sent = await asyncio.to_thread(builder.content, request)
@@ -87,6 +91,16 @@ def gavel_metrics(benchmark: str, data: str, options: dict[str, Any], asked: str
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         kept = [item.score.metadata for item in scores if item.score.metadata]
+        grouped = inspect_epochs.by_epoch(kept)
+        if grouped is not None and len(grouped) > 1:
+            return inspect_epochs.mean_metrics(grouped, one_run)
+        ran_epochs = len(_EPOCHS.get(asked, ()))
+        if grouped is None and ran_epochs > 1:  # another reducer: its metadata is epoch 1's
+            raise inspect_epochs.refuse(ran_epochs)
+        return one_run(kept)
+
+    def one_run(kept: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        """gavel's metrics of one answer per sample (the scores' metadata)."""
         answers = [
             api.prediction_from_dict(entry[PREDICTION_KEY])
             for entry in kept
@@ -127,7 +141,10 @@ def gavel_scorer(benchmark: str, data: str, options: dict[str, Any], judge: str 
             completion_tokens=usage.output_tokens if usage else None,
         )
         scored = per_sample.score(answer)
-        metadata = {PREDICTION_KEY: api.prediction_to_dict(answer)}
+        metadata = {
+            PREDICTION_KEY: api.prediction_to_dict(answer),
+            inspect_epochs.EPOCH_KEY: state.epoch,
+        }
         done = await explanation.judge(per_sample.judge_item(scored)) if judge != "none" else None
         if done is not None:
             judged, described = done
@@ -184,6 +201,7 @@ def _task(
         solver=[gavel_message(builder_options, by_id, asked), generate()],
         scorer=gavel_scorer(benchmark, str(data), settings, judge),
         metrics=[gavel_metrics(benchmark, str(data), settings, asked)],
+        epochs=Epochs(1, inspect_epochs.gavel_epochs()),  # --epochs N alone keeps this reducer
         metadata={"gavel_benchmark": benchmark, "gavel_options": settings, "frames": sampling},
         # gavel generate's max_tokens and temperature; inspect's --max-tokens/--temperature win.
         config=GenerateConfig(**api.generation_defaults()),
