@@ -201,3 +201,85 @@ def test_full_offline_lmms_eval_run(
             got = results[benchmark][f"{metric},none"]
             assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
     assert server.hits == sum(len(answers.by_message) for answers in saved.values())
+
+
+def _exported_task(folder: Path):
+    """The ``task`` object of an exported ``utils.py``, loaded as lmms-eval loads it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"utils_{folder.name}", folder / "utils.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.task
+
+
+def test_video_frames_are_the_pixels_gavel_generate_sends(
+    saved, exported, server, gavel_main, tmp_path, monkeypatch
+):
+    """lmms-eval gets VideoHallucer's frames as gavel's JPEG encoding of them decodes, so its
+    lossless re-encoding sends the pixels ``gavel generate`` sends, frame by frame."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    answers = saved["videohallucer"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    code, text = gavel_main("generate", "--benchmark", "videohallucer", "--data", answers.data,
+                            "--model", "openai:gpt-4o", "--base-url", server.url, "--out",
+                            tmp_path / "g.jsonl", "--no-progress", "--no-cache")  # fmt: skip
+    assert code == 0, text
+    sent = {}
+    for _, body, _ in server.received:
+        parts = body["messages"][0]["content"]
+        prompt = next(part["text"] for part in parts if part["type"] == "text")
+        urls = [part["image_url"]["url"] for part in parts if part["type"] == "image_url"]
+        sent.setdefault(prompt, []).append(urls)
+    task = _exported_task(exported / "videohallucer")
+    docs = [json.loads(line) for line in (exported / "videohallucer" / "docs.jsonl").open()]
+    compared = 0
+    for doc in docs:
+        frames = [np.asarray(frame) for frame in task.doc_to_visual(doc)]
+        candidates = [
+            [np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+             for url in urls]
+            for urls in sent[doc["prompt"]]
+        ]  # fmt: skip
+        assert any(
+            len(c) == len(frames)
+            and all(np.array_equal(a, b) for a, b in zip(c, frames, strict=True))
+            for c in candidates
+        ), doc["id"]
+        compared += len(frames)
+    assert compared >= 8 * len(docs)
+
+
+def test_lmms_eval_limit_scores_the_samples_asked(
+    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
+):
+    """``lmms-eval --limit 4`` asks the first 4 documents: each task scores those (as ``gavel
+    score --limit 4``; VideoHallucer: 2 pairs), never the whole data with the rest missing."""
+    by_prompt = {p: a for answers in saved.values() for p, a in answers.by_prompt.items()}
+    server.reply = lambda body, number: by_prompt[fake.prompt_text(body)]
+    env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
+    done = subprocess.run(
+        [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
+         "model=test-model,num_concurrent=1", "--include_path", str(exported),
+         "--tasks", ",".join(BENCHMARKS), "--output_path", str(tmp_path / "out"),
+         "--limit", "4", "--verbosity", "WARNING"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    (results_file,) = (tmp_path / "out").rglob("*_results.json")
+    results = json.loads(results_file.read_text())["results"]
+    for benchmark in BENCHMARKS:
+        answers = saved[benchmark]
+        limit = 2 if benchmark == "videohallucer" else 4
+        expected = scored_by_gavel(benchmark, answers.data, answers.predictions,
+                                   tmp_path / f"{benchmark}.json", "--limit", limit)  # fmt: skip
+        assert expected["selection.chosen"] == limit
+        for metric, name in HEADLINE[benchmark].items():
+            got = results[benchmark][f"{metric},none"]
+            assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
+    assert server.hits == 3 * 4

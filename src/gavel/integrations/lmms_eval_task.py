@@ -142,22 +142,44 @@ class GavelTask:
         self.metrics = api.HEADLINE_METRICS[self.benchmark]
 
     def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
-        """The images gavel sends: an image file as it is, a video as gavel's sampled frames."""
+        """The images gavel sends, as the pixels the model would see from ``gavel generate``:
+        an image file as it is, a video as gavel's sampled frames encoded as gavel encodes
+        them (JPEG at its quality) and decoded again, so lmms-eval's own (lossless) encoding of
+        them keeps gavel's pixels."""
         from PIL import Image
 
-        from gavel.media.frames import sample_frames
-        from gavel.media.sampling import sampling_from_options
         from gavel.models.openai_compat import VIDEO_SUFFIXES
 
         visuals: list[Any] = []
         for path in doc["media"]:
             if Path(path).suffix.lower() in VIDEO_SUFFIXES:
-                frames = sample_frames(Path(path), sampling_from_options(**self.sampling))
-                visuals.extend(Image.fromarray(frame) for frame in frames.images)
+                visuals.extend(self._sent_frames(Path(path)))
             else:
                 with Image.open(path) as image:
                     visuals.append(image.convert("RGB"))
         return visuals
+
+    @functools.cached_property
+    def _builder(self) -> api.MessageBuilder:
+        return api.MessageBuilder(**self.sampling)
+
+    def _sent_frames(self, video: Path) -> list[Any]:
+        """A video's frames as ``gavel generate`` sends them (its data URLs), decoded."""
+        import base64
+        import io
+
+        from PIL import Image
+
+        from gavel.models.base import Request
+
+        parts, _ = self._builder.content(Request("frames", self.benchmark, "", images=(video,)))
+        frames = []
+        for part in parts:
+            if part["type"] == "image_url":
+                encoded = part["image_url"]["url"].split(",", 1)[1]
+                with Image.open(io.BytesIO(base64.b64decode(encoded))) as frame:
+                    frames.append(frame.convert("RGB"))
+        return frames
 
     def doc_to_text(self, doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> str:
         return doc["prompt"]
@@ -184,5 +206,12 @@ class GavelTask:
             api.prediction(item["id"], item["response"], box_format=self.options.box_format)
             for item in json.loads(items_json)
         ]
-        result, _ = api.evaluate(self.benchmark, self.data, answers, self.options)
+        # The samples lmms-eval asked (all, or those of --limit N), as gavel score
+        # --sample-id scores them: never the rest of the data counted as missing.
+        selection = self._scorer.selection(answer.id for answer in answers)
+        result, _ = api.evaluate(self.benchmark, self.data, answers, self.options, selection)
         return api.flat_metrics(result)
+
+    @functools.cached_property
+    def _scorer(self) -> api.SampleScorer:
+        return api.SampleScorer(self.benchmark, self.data, self.options)
