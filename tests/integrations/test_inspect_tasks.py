@@ -337,36 +337,15 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
     assert metrics["selection.chosen"] == 3 and metrics["counts.total"] == 3
 
 
-def _hub_cache_class():
-    """tests/sources' fake Hugging Face cache (importlib mode: loaded from its file)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "sources" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("gavel_tests_sources_conftest", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.HubCache
-
-
-def test_parquet_and_hub_data_run_as_the_jsonl(
-    saved, scored_by_gavel, gavel_main, tmp_path, monkeypatch
-):
+def test_parquet_and_hub_data_run_as_the_jsonl(saved, scored_by_gavel, gavel_parquet, tmp_path):
     """``-T data=`` takes what ``gavel score --data`` takes: a Parquet folder (as ``gavel data
     convert`` writes it), one Parquet file, and ``hf:OWNER/NAME`` (a Hugging Face cache made
     here, offline); each run scores as the JSONL run and as ``gavel score`` on that data."""
     answers = saved["gavel"]
     expected = _log_metrics(_inspect_run(answers, _mockllm(answers), tmp_path / "jsonl"))
-    repo = tmp_path / "repo"
-    code, text = gavel_main("data", "convert", answers.data, repo)
-    assert code == 0, text
+    repo, hub = gavel_parquet
     (parquet,) = repo.glob("data/*.parquet")
-    hub = tmp_path / "hf-cache"
-    _hub_cache_class()(hub).add("gavel-eval/synth", repo, "a" * 40)
-    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("GAVEL_CACHE_DIR", str(tmp_path / "gavel-cache"))
-    for name, data in {"folder": repo, "file": parquet, "hub": "hf:gavel-eval/synth"}.items():
+    for name, data in {"folder": repo, "file": parquet, "hub": hub}.items():
         log = _inspect_run(answers, _mockllm(answers), tmp_path / name, data=str(data))
         assert log.eval.dataset.location == str(data)
         metrics = _log_metrics(log)

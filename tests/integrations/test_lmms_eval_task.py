@@ -283,3 +283,34 @@ def test_lmms_eval_limit_scores_the_samples_asked(
             got = results[benchmark][f"{metric},none"]
             assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
     assert server.hits == 3 * 4
+
+
+def test_parquet_and_hub_data_export_as_the_jsonl(
+    saved, lmms_path, scored_by_gavel, gavel_main, gavel_parquet, tmp_path
+):
+    """``--data`` takes a Parquet folder and ``hf:OWNER/NAME`` (a Hugging Face cache made here,
+    offline): the exported tasks ask the prompts of the JSONL export and score as ``gavel
+    score`` does."""
+    answers = saved["gavel"]
+    repo, hub = gavel_parquet
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "e.json")
+
+    def prompts(folder: Path) -> list[tuple[str, str]]:
+        lines = map(json.loads, (folder / "gavel" / "docs.jsonl").read_text().splitlines())
+        return [(line["id"], line["prompt"]) for line in lines]
+
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "jsonl", "--data", answers.data)
+    assert code == 0, text
+    for name, data in {"parquet": repo, "hub": hub}.items():
+        out = tmp_path / name
+        code, text = gavel_main("export", "lmms-eval", out, "--data", data)
+        assert code == 0, text
+        assert prompts(out) == prompts(tmp_path / "jsonl")
+        done = subprocess.run(
+            [sys.executable, "-c", AGGREGATE, str(out), f"gavel={answers.predictions}"],
+            capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel"]
+        for metric, metric_name in HEADLINE["gavel"].items():
+            assert got[metric] == pytest.approx(expected[metric_name], abs=1e-9), (name, metric)

@@ -35,16 +35,20 @@ def metric_key(name: str) -> str:
 def export_task(
     out: Path,
     benchmark: str,
-    data: Path,
+    data: str | Path,
     options: api.TaskOptions,
     *,
     frames: int | None = None,
     fps: float | None = None,
     max_frames: int | None = None,
 ) -> Path:
-    """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder."""
+    """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder.
+
+    ``data`` is what ``gavel score --data`` takes; Parquet and ``hf:`` data are read from
+    gavel's data cache, where they are materialized once."""
     api.check_benchmark(benchmark)
-    data = data.resolve()
+    local, options = api.resolve_data(benchmark, str(data), options)
+    data = local.resolve()
     if options.image_root:
         options = api.TaskOptions(
             **{**options.as_dict(), "image_root": str(Path(options.image_root).resolve())}
