@@ -165,12 +165,9 @@ def test_task_functions_score_as_gavel_score(saved, lmms_path, exported, scored_
             assert got[metric] == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
 
 
-def test_full_offline_lmms_eval_run(
-    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
-):
-    # lmms-eval re-encodes the images, so the server answers by prompt alone (a question
-    # VideoHallucer asks of two videos gets one answer): what is compared is lmms-eval's
-    # numbers with gavel score on the answers lmms-eval logged.
+def _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, *flags: str) -> dict:
+    """``lmms-eval --model openai`` on the three exported tasks against the loopback server,
+    which answers with the saved answers; the run's results by task."""
     by_prompt = {p: a for answers in saved.values() for p, a in answers.by_prompt.items()}
     server.reply = lambda body, number: by_prompt[fake.prompt_text(body)]
     env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
@@ -178,12 +175,21 @@ def test_full_offline_lmms_eval_run(
         [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
          "model=test-model,num_concurrent=1", "--include_path", str(exported),
          "--tasks", ",".join(BENCHMARKS), "--output_path", str(tmp_path / "out"),
-         "--log_samples", "--verbosity", "WARNING"],
+         *flags, "--verbosity", "WARNING"],
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     (results_file,) = (tmp_path / "out").rglob("*_results.json")
-    results = json.loads(results_file.read_text())["results"]
+    return json.loads(results_file.read_text())["results"]
+
+
+def test_full_offline_lmms_eval_run(
+    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
+):
+    # lmms-eval re-encodes the images, so the server answers by prompt alone (a question
+    # VideoHallucer asks of two videos gets one answer): what is compared is lmms-eval's
+    # numbers with gavel score on the answers lmms-eval logged.
+    results = _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, "--log_samples")
     for benchmark in BENCHMARKS:
         answers = saved[benchmark]
         (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{benchmark}.jsonl")
@@ -260,19 +266,7 @@ def test_lmms_eval_limit_scores_the_samples_asked(
 ):
     """``lmms-eval --limit 4`` asks the first 4 documents: each task scores those (as ``gavel
     score --limit 4``; VideoHallucer: 2 pairs), never the whole data with the rest missing."""
-    by_prompt = {p: a for answers in saved.values() for p, a in answers.by_prompt.items()}
-    server.reply = lambda body, number: by_prompt[fake.prompt_text(body)]
-    env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
-    done = subprocess.run(
-        [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
-         "model=test-model,num_concurrent=1", "--include_path", str(exported),
-         "--tasks", ",".join(BENCHMARKS), "--output_path", str(tmp_path / "out"),
-         "--limit", "4", "--verbosity", "WARNING"],
-        capture_output=True, text=True, timeout=600, env=env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    (results_file,) = (tmp_path / "out").rglob("*_results.json")
-    results = json.loads(results_file.read_text())["results"]
+    results = _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, "--limit", "4")
     for benchmark in BENCHMARKS:
         answers = saved[benchmark]
         limit = 2 if benchmark == "videohallucer" else 4
