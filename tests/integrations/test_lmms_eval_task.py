@@ -308,3 +308,38 @@ def test_parquet_and_hub_data_export_as_the_jsonl(
         got = json.loads(done.stdout.strip().splitlines()[-1])["gavel"]
         for metric, metric_name in HEADLINE["gavel"].items():
             assert got[metric] == pytest.approx(expected[metric_name], abs=1e-9), (name, metric)
+
+
+def test_an_export_moved_with_its_data_or_alone_still_runs(
+    saved, lmms_path, scored_by_gavel, gavel_main, tmp_path
+):
+    """The task reads its documents from its own folder and records every path both relative
+    to it and absolute: a tree of data and export moved elsewhere (the old paths gone), and an
+    export moved alone, both load with lmms-eval and score as ``gavel score``."""
+    answers = saved["gavel"]
+    tree = tmp_path / "tree"
+    shutil.copytree(answers.data.parent, tree / "data")
+    code, text = gavel_main("export", "lmms-eval", tree / "tasks", "--data",
+                            tree / "data" / answers.data.name)  # fmt: skip
+    assert code == 0, text
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "e.json")
+    moved = tmp_path / "elsewhere" / "tree"
+    moved.parent.mkdir()
+    tree.rename(moved)  # data and export together; nothing is left at the old paths
+    alone = tmp_path / "alone"
+    shutil.copytree(answers.data.parent, tmp_path / "kept")
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "first", "--data",
+                            tmp_path / "kept" / answers.data.name)  # fmt: skip
+    assert code == 0, text
+    (tmp_path / "first").rename(alone)  # the export alone; its data stays where it was
+    for tasks in (moved / "tasks", alone):
+        assert str(tmp_path / "tree") not in (tasks / "gavel" / "gavel.yaml").read_text()
+        done = subprocess.run(
+            [sys.executable, "-c", AGGREGATE, str(tasks), f"gavel={answers.predictions}"],
+            capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel"]
+        for metric, name in HEADLINE["gavel"].items():
+            assert got[metric] == pytest.approx(expected[name], abs=1e-9), (tasks, metric)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import pprint
 import re
 from pathlib import Path
@@ -56,22 +57,26 @@ def export_task(
     sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
     described = api.describe_sampling(**sampling)  # checks the sampling flags
     requests = api.load_requests(benchmark, data, options, described)
-    folder = out / benchmark
+    folder = (out / benchmark).resolve()
     docs = b"".join(
         json.dumps(
             {
                 "id": r.sample_id,
                 "prompt": r.prompt,
-                "media": [str(Path(p).resolve()) for p in r.images],
+                "media": [_place(Path(p), folder) for p in r.images],
             }
         ).encode()
         + b"\n"
         for r in requests
     )
+    root = options.image_root
     settings = {
         "benchmark": benchmark,
-        "data": str(data),
-        "options": options.as_dict(),
+        "data": _place(data, folder),
+        "options": {
+            **options.as_dict(),
+            "image_root": _place(Path(root), folder) if root else None,
+        },
         "sampling": sampling,
     }
     folder.mkdir(parents=True, exist_ok=True)
@@ -79,13 +84,33 @@ def export_task(
         [
             (folder / "docs.jsonl", docs),
             (folder / "utils.py", _utils_source(settings).encode()),
-            (folder / f"{benchmark}.yaml", _yaml(benchmark, folder / "docs.jsonl").encode()),
+            (folder / f"{benchmark}.yaml", _yaml(benchmark).encode()),
         ]
     )
     return folder
 
 
-def _yaml(benchmark: str, docs: Path) -> str:
+def _place(path: Path, folder: Path) -> dict[str, str]:
+    """A file's place as the task records it: relative to the task's folder (found again when
+    the folder moves with its data) and absolute (when the folder moves alone)."""
+    absolute = path.resolve()
+    return {
+        "relative": Path(os.path.relpath(absolute, folder)).as_posix(),
+        "absolute": str(absolute),
+    }
+
+
+def find(place: Any, folder: Path | None) -> str:
+    """The path a recorded place names now: relative to the task's folder where that exists,
+    else the absolute path (a plain string, as older exports wrote, as it is)."""
+    if isinstance(place, str):
+        return place
+    if folder is not None and (folder / place["relative"]).exists():
+        return str((folder / place["relative"]).resolve())
+    return place["absolute"]
+
+
+def _yaml(benchmark: str) -> str:
     metrics = "".join(
         f"  - metric: {metric_key(name)}\n"
         f"    aggregation: !function utils.{metric_key(name)}\n"
@@ -99,7 +124,7 @@ def _yaml(benchmark: str, docs: Path) -> str:
         "dataset_path: json\n"
         "dataset_kwargs:\n"
         "  data_files:\n"
-        f"    test: {json.dumps(str(docs.resolve()))}\n"
+        "    test: docs.jsonl\n"  # lmms-eval reads it from the YAML's folder
         "test_split: test\n"
         "output_type: generate_until\n"
         "doc_to_visual: !function utils.doc_to_visual\n"
@@ -126,8 +151,9 @@ def _utils_source(settings: dict[str, Any]) -> str:
         f'"""lmms-eval functions of gavel\'s {settings["benchmark"]} task (written by gavel export '
         "lmms-eval).\n\nEach calls gavel (which must be importable where lmms-eval runs); the "
         'aggregations score\nthe whole run with gavel\'s scorer.\n"""\n\n'
+        "from pathlib import Path\n\n"
         "from gavel.integrations.lmms_eval_task import GavelTask\n\n"
-        f"task = GavelTask({pprint.pformat(settings, sort_dicts=False)})\n\n"
+        f"task = GavelTask({pprint.pformat(settings, sort_dicts=False)}, Path(__file__).parent)\n\n"
         "doc_to_visual = task.doc_to_visual\n"
         "doc_to_text = task.doc_to_text\n"
         "process_results = task.process_results\n"
@@ -138,10 +164,14 @@ def _utils_source(settings: dict[str, Any]) -> str:
 class GavelTask:
     """The functions an exported task's ``utils.py`` hands to lmms-eval."""
 
-    def __init__(self, settings: dict[str, Any]):
+    def __init__(self, settings: dict[str, Any], folder: Path | None = None):
         self.benchmark = settings["benchmark"]
-        self.data = settings["data"]
-        self.options = api.TaskOptions(**settings["options"])
+        self.folder = folder
+        self.data = find(settings["data"], folder)
+        options = dict(settings["options"])
+        if options.get("image_root"):
+            options["image_root"] = find(options["image_root"], folder)
+        self.options = api.TaskOptions(**options)
         self.sampling = settings.get("sampling") or {}
         self.metrics = api.HEADLINE_METRICS[self.benchmark]
 
@@ -155,7 +185,8 @@ class GavelTask:
         from gavel.models.openai_compat import VIDEO_SUFFIXES
 
         visuals: list[Any] = []
-        for path in doc["media"]:
+        for place in doc["media"]:
+            path = find(place, self.folder)
             if Path(path).suffix.lower() in VIDEO_SUFFIXES:
                 visuals.extend(self._sent_frames(Path(path)))
             else:
