@@ -206,6 +206,12 @@ def test_full_offline_lmms_eval_run(
         for metric, name in HEADLINE[benchmark].items():
             got = results[benchmark][f"{metric},none"]
             assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
+        # gavel score reads lmms-eval's sample log itself, with the export's box convention.
+        assert {s[first]["box_format"] for s in logged} == {"pixel"}
+        from_log = scored_by_gavel(
+            benchmark, answers.data, samples_file, tmp_path / f"{benchmark}.log.json"
+        )
+        assert from_log == pytest.approx(expected, abs=1e-9)
     assert server.hits == sum(len(answers.by_message) for answers in saved.values())
 
 

@@ -221,7 +221,12 @@ class GavelTask:
 
     def process_results(self, doc: dict[str, Any], results: list[str], **_: Any) -> dict:
         """The answer for every metric (each aggregation scores the whole run)."""
-        item = {"id": doc["id"], "response": results[0] if results else None}
+        # A gavel predictions line: lmms-eval's sample log keeps it (gavel score reads it).
+        item = {
+            "id": doc["id"],
+            "response": results[0] if results else None,
+            "box_format": self.options.box_format,
+        }
         return {metric_key(name): item for name in self.metrics}
 
     def aggregation(self, name: str):
