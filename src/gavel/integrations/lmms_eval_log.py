@@ -3,8 +3,9 @@
 ``gavel score --predictions out/.../TIMESTAMP_samples_gavel.jsonl`` scores the answers of a run
 of a task that ``gavel export lmms-eval`` wrote: each of its lines holds, under every metric's
 name, the item the task's ``process_results`` kept (the document's id, the raw answer and the
-box convention of the export), which is a gavel predictions line as it is. Other lines (a
-predictions file's) pass through unchanged, so the reader stands in front of every JSONL file.
+box convention of the export), which is a gavel predictions line as it is. A file whose first
+line is no such sample (a predictions file) passes through unchanged, so the reader stands in
+front of every JSONL file at no cost.
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ class SampleLogLines:
         self._lines = HashingReader(self.path)
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        for number, line in self._lines:
-            if all(marker in line for marker in _MARKERS):
-                yield number, self._prediction(number, line)
-            else:
+        lines = iter(self._lines)
+        for number, line in lines:  # the first line tells a sample log from a predictions file
+            if not all(marker in line for marker in _MARKERS):
                 yield number, line
+                yield from lines  # a predictions file: read as it is, at the reader's speed
+                return
+            yield number, self._prediction(number, line)
+            for number, line in lines:
+                yield number, self._prediction(number, line)
 
     def _prediction(self, number: int, line: bytes) -> bytes:
         try:
