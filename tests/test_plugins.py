@@ -174,3 +174,29 @@ def test_a_plugin_installed_after_the_command_was_imported_is_a_choice(plugin_si
     done = gavel_main("synth", "--benchmark", "letters", "--n", "2", "--out", tmp_path / "d")
     assert done.code == 0, done.text
     assert (tmp_path / "d" / "letters.jsonl").is_file()
+
+
+@pytest.mark.parametrize(
+    ("code", "shown"),
+    [
+        ("import sys\nsys.exit(0)\n", "failed to load: it called sys.exit(0)"),
+        ("def make(argument, **options):\n    raise SystemExit(7)\n",
+         "failed: it called sys.exit(7)"),
+        ("def make(argument, **options):\n    return 'a model'\n",
+         "returned a str, not a model (a model has name, capabilities, settings and answer"),
+    ],
+    ids=["exit on import", "exit in the factory", "not a model"],
+)  # fmt: skip
+def test_a_plugin_that_exits_or_makes_no_model_is_a_plugin_error(plugin_site, gavel_main,
+                                                                  tmp_path, code, shown):  # fmt: skip
+    plugin_site.install("gavel-exits", "0.1", {"gavel.models": {"exits": "gavel_exits:make"}},
+                        {"gavel_exits/__init__.py": code})  # fmt: skip
+    done = gavel_main("synth", "--n", "2", "--out", tmp_path / "s")
+    assert done.code == 0, done.text
+    done = gavel_main("generate", "--data", tmp_path / "s" / "gavel.jsonl", "--model", "exits",
+                      "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.code == 2, done.text
+    assert done.err.startswith("error: the model plugin 'exits' (distribution gavel-exits 0.1")
+    assert shown in done.err and len(done.err.strip().splitlines()) == 1, done.err
+    assert not (tmp_path / "p.jsonl").exists()
+    sys.modules.pop("gavel_exits", None)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from gavel.errors import ConfigError, DataError
+from gavel.io.reading import ID_LIST_BYTES
 from gavel.selection import Selection, kept_predictions, read_id_file, sample_ids_from
 
 IDS = [f"s{i}" for i in range(10)]
@@ -65,3 +69,20 @@ def test_id_files(tmp_path):
         read_id_file(tmp_path / "empty.txt")
     with pytest.raises(DataError, match="no such file"):
         read_id_file(tmp_path / "absent.txt")
+
+
+def test_an_id_list_is_a_small_regular_file(tmp_path):
+    fifo = tmp_path / "ids.fifo"
+    os.mkfifo(fifo)  # nobody writes to it: reading it would wait forever
+    with pytest.raises(DataError, match="is a FIFO"):
+        read_id_file(fifo)
+    with pytest.raises(DataError, match="is a device"):
+        read_id_file(Path("/dev/zero"))  # reading it would fill memory
+    big = tmp_path / "ids.txt"
+    with big.open("wb") as handle:
+        handle.truncate(ID_LIST_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(DataError, match="too large for an id list"):
+        read_id_file(big)
+    listed = tmp_path / "bom.txt"
+    listed.write_bytes(b"\xef\xbb\xbfs1\ns2\n")  # a BOM is not part of the first id
+    assert read_id_file(listed) == ["s1", "s2"]

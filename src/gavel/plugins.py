@@ -68,23 +68,25 @@ class Plugin:
         if self._loaded is None:
             try:
                 self._loaded = self._entry.load()
-            except Exception as error:  # whatever the plugin's import raises
+            except (Exception, SystemExit) as error:  # whatever the plugin's import raises
                 self._error = PluginError(
                     f"the {self.kind} plugin {self.name!r} ({self.origin()}) failed to load: "
-                    f"{type(error).__name__}: {error}"
+                    f"{_failure(error)}"
                 )
                 raise self._error from None
         return self._loaded
 
     def call(self, factory: Any, *args: Any, **kwargs: Any) -> Any:
         """``factory(*args, **kwargs)``; what it raises besides a :class:`GavelError` (a bug in
-        the plugin, not a user's mistake) becomes one message naming the plugin."""
+        the plugin, not a user's mistake) becomes one message naming the plugin. A plugin that
+        calls ``sys.exit`` is such a failure too: gavel would otherwise end silently with the
+        plugin's status (0 for a run that did nothing)."""
         try:
             return factory(*args, **kwargs)
         except GavelError:
             raise
-        except Exception as error:
-            raise self.refuse(f"failed: {type(error).__name__}: {error}") from None
+        except (Exception, SystemExit) as error:
+            raise self.refuse(f"failed: {_failure(error)}") from None
 
     @property
     def loaded(self) -> Any:
@@ -94,6 +96,12 @@ class Plugin:
     def refuse(self, what: str) -> PluginError:
         """The error for a plugin whose object is not what its group expects."""
         return PluginError(f"the {self.kind} plugin {self.name!r} ({self.origin()}) {what}")
+
+
+def _failure(error: BaseException) -> str:
+    if isinstance(error, SystemExit):
+        return f"it called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {error}"
 
 
 #: Found plugins per kind, for the ``sys.path`` they were found on.

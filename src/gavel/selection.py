@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gavel.errors import ConfigError, DataError
+from gavel.io.reading import ID_LIST_BYTES, read_small
 
 #: Unknown ids named in one error at most.
 SHOWN_IDS = 5
@@ -159,7 +160,7 @@ def select(
 def read_id_file(path: Path) -> list[str]:
     """``@FILE`` of ``--sample-id``: one id per line; blank lines and ``#`` comments skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_small(path, ID_LIST_BYTES, "an id list").decode("utf-8-sig")
     except FileNotFoundError:
         raise DataError(path, None, None, "no such file (--sample-id @FILE)") from None
     except (OSError, UnicodeDecodeError) as error:

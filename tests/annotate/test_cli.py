@@ -126,3 +126,21 @@ def test_loopback_names():
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.4", "example.org", "::"))
     assert all(is_wildcard(h) for h in ("0.0.0.0", "::", ""))
     assert not any(is_wildcard(h) for h in ("127.0.0.1", "192.168.1.4", "example.org"))
+
+
+def test_serve_takes_its_limits_from_the_command_line(project, gavel, start_server):
+    above = gavel(
+        "annotate", "serve", "--db", project.db, "--max-connections", "10",
+        "--max-connections-per-address", "11",
+    )  # fmt: skip
+    assert above.returncode == 2 and "--max-connections-per-address" in above.stderr
+    command = [
+        sys.executable, "-m", "gavel", "annotate", "serve", "--db", str(project.db),
+        "--port", "0", "--free-wrong-tokens", "2", "--wrong-token-wait", "30",
+    ]  # fmt: skip
+    server = start_server(project.db, command=command)
+    statuses = [server.request("GET", "/api/next", token="gvl_wrong")[0] for _ in range(4)]
+    assert statuses == [401, 401, 429, 429]
+    status, headers, _ = server.request("GET", "/api/next", token="gvl_wrong")
+    assert status == 429 and 25 < int(headers["retry-after"]) <= 30
+    assert server.request("GET", "/api/next", token=project.tokens["ana"])[0] == 200

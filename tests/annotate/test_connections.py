@@ -4,6 +4,7 @@ answered 503 instead of queueing."""
 
 from __future__ import annotations
 
+import http.client
 import select
 import socket
 import time
@@ -72,3 +73,45 @@ def test_requests_beyond_the_connection_limit_are_answered_503(project, start_se
     assert server.request("GET", "/login")[0] == 200  # the held ones were closed: room again
     for sock in held:
         sock.close()
+
+
+def test_one_address_holding_many_connections_does_not_starve_the_others(
+    project, start_server, loopback_addresses
+):
+    server = start_server(project.db, options={"request_seconds": 60.0})
+    hog = [slow_client(server.port) for _ in range(220)]  # unfinished, all from 127.0.0.1
+    refused: set[int] = set()  # beyond the 50 an address may hold, each is answered 503 at once
+    started = time.monotonic()
+    while len(refused) < 220 - 50 and time.monotonic() - started < BOUND_SECONDS:
+        readable, _, _ = select.select([s for s in hog if s.fileno() not in refused], [], [], 0.1)
+        for sock in readable:
+            assert sock.recv(64).startswith(b"HTTP/1.1 503")
+            refused.add(sock.fileno())
+    time.sleep(0.2)  # none of the 50 held is answered: they have sent no whole request
+    assert len(refused) == 220 - 50
+    assert not select.select([s for s in hog if s.fileno() not in refused], [], [], 0)[0]
+    answered = []
+    for n in range(45):  # 45 people, each from an address of their own
+        connection = http.client.HTTPConnection(
+            "127.0.0.1", server.port, timeout=20, source_address=(f"127.0.1.{n + 1}", 0)
+        )
+        try:
+            connection.request("GET", "/login")
+            answered.append(connection.getresponse().status)
+        finally:
+            connection.close()
+    assert answered == [200] * 45
+    for sock in hog:
+        sock.close()
+
+
+def test_the_per_address_limit_is_a_setting(project, start_server):
+    server = start_server(project.db, options={"max_per_address": 2})
+    held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+    time.sleep(0.2)
+    status, _, body = server.request("GET", "/login")
+    assert status == 503 and b"too many connections from your address" in body
+    for sock in held:
+        sock.close()
+    time.sleep(0.2)
+    assert server.request("GET", "/login")[0] == 200

@@ -17,9 +17,14 @@ status in the output file, or another reply text (an invalid one). :attr:`fail_i
 batch fail as a whole (OpenAI's input validation).
 
 :attr:`upload_delay` and :attr:`create_delay` hold the reply after the file or batch was made,
-so a client killed while waiting leaves the server with something it never heard of.
+so a client killed (or timed out) while waiting leaves the server with something it never heard
+of; :attr:`upload_faults` and :attr:`create_faults` lose the reply of the next uploads or
+creates after the work was done (``"drop"``: the connection closed without a reply, ``"500"``:
+an error answered). Listings are paginated (``limit``, ``after``, ``has_more``) as OpenAI's.
 Counters: :attr:`uploads`, :attr:`created`, :attr:`sent` (every custom_id, counted once per
-batch that carried it), :attr:`polls`, :attr:`online` (chat requests).
+batch that carried it), :attr:`billed` (every custom_id, counted once per answer the server gave
+and bills: a line of an output file), :attr:`billed_tokens`, :attr:`polls`, :attr:`online` (chat
+requests).
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ class LineFault:
     finish_reason: str = "stop"
     #: A 200 answer with this body instead of a completion (a broken reply).
     body: Any = None
+    #: The answer's line in the output file cut short (a damaged file): billed all the same.
+    cut: bool = False
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -102,6 +109,12 @@ class FakeBatchServer:
         self.create_delay = 0.0
         #: Answer every upload with a 500 (a server that cannot take files right now).
         self.refuse_uploads = False
+        #: What happens to the reply of the next uploads / creates, done all the same.
+        self.upload_faults: list[str] = []
+        self.create_faults: list[str] = []
+        #: The longest page a listing gives, and how many pages were given.
+        self.max_page = 100
+        self.listed = 0
         #: The reply text for a request body; the default echoes the prompt.
         self.reply: Callable[[dict[str, Any]], str] = lambda body: f"echo: {prompt_of(body)}"
         #: (custom_id, body, batches that carried it before) -> a fault or None.
@@ -112,9 +125,14 @@ class FakeBatchServer:
         self.uploads = 0
         self.created = 0
         self.sent: Counter[str] = Counter()
+        self.billed: Counter[str] = Counter()
+        #: Tokens of every billed answer (``prompt_tokens``, ``completion_tokens``).
+        self.billed_tokens: Counter[str] = Counter()
         #: Request bodies of every created batch, by custom_id (the last one seen).
         self.bodies: dict[str, dict[str, Any]] = {}
         self.polls = 0
+        #: The Authorization header of every request, in order (where keys went).
+        self.authorizations: list[str] = []
         self.online = 0
         self.online_bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -217,8 +235,21 @@ class FakeBatchServer:
                 reason = fault.finish_reason if fault else "stop"
                 output.append({**entry, "error": None, "response": {
                     "status_code": 200, "request_id": f"req_{index}",
-                    "body": completion(line["body"], text, reason)}})  # fmt: skip
-        encode = lambda rows: b"".join(json.dumps(r).encode() + b"\n" for r in rows)  # noqa: E731
+                    "body": completion(line["body"], text, reason)},
+                    **({"_cut": True} if fault and fault.cut else {})})  # fmt: skip
+        for row in output:  # what the server bills: every answer it gave (status 200)
+            if row["response"]["status_code"] != 200:
+                continue
+            self.billed[row["custom_id"]] += 1
+            usage = (row["response"].get("body") or {}).get("usage") or {}
+            for name in ("prompt_tokens", "completion_tokens"):
+                self.billed_tokens[name] += usage.get(name, 0)
+
+        def encode(rows: list[dict[str, Any]]) -> bytes:
+            lines = (json.dumps({k: v for k, v in r.items() if k != "_cut"}).encode()[
+                : 150 if r.get("_cut") else None] for r in rows)  # fmt: skip
+            return b"".join(line + b"\n" for line in lines)
+
         if output:
             batch["output_file_id"] = self._new_file("out.jsonl", encode(output), "batch_output")[
                 "id"
@@ -229,6 +260,19 @@ class FakeBatchServer:
             ]
         batch["request_counts"].update(completed=len(output), failed=len(errors))
         batch["status"] = status
+
+    def page(self, data: list[dict[str, Any]], query: dict[str, list[str]]) -> dict[str, Any]:
+        """One page of a listing, as OpenAI's cursor pagination gives it (at most
+        :attr:`max_page` entries, whatever the client asks)."""
+        after = query.get("after", [None])[0]
+        if after is not None:
+            ids = [entry["id"] for entry in data]
+            data = data[ids.index(after) + 1 :] if after in ids else []
+        limit = min(int(query.get("limit", ["20"])[0]), self.max_page)
+        self.listed += 1
+        return {"object": "list", "data": data[:limit], "has_more": len(data) > limit,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[:limit][-1]["id"] if data else None}  # fmt: skip
 
     @staticmethod
     def public(batch: dict[str, Any]) -> dict[str, Any]:
@@ -256,18 +300,30 @@ class FakeBatchServer:
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True
 
+            def _reply(self, status: int, payload: Any, fault: str | None) -> None:
+                """The reply, or what ``fault`` makes of it (the work is done either way)."""
+                if fault == "drop":
+                    self.close_connection = True  # closed without a word
+                elif fault == "500":
+                    self._send(
+                        500, {"error": {"message": "internal error", "type": "server_error"}}
+                    )
+                else:
+                    self._send(status, payload)
+
             def _missing(self) -> None:
                 self._send(404, {"error": {"message": f"no such thing: {self.path}"}})
 
             def do_GET(self) -> None:
+                server.authorizations.append(self.headers.get("Authorization", ""))
                 path = urlsplit(self.path).path.removeprefix("/v1")
                 query = parse_qs(urlsplit(self.path).query)
                 with server._lock:
                     if path == "/files":
                         purpose = query.get("purpose", [None])[0]
-                        data = [f for f in server.files.values()
+                        data = [f for f in reversed(server.files.values())
                                 if purpose is None or f["purpose"] == purpose]  # fmt: skip
-                        self._send(200, {"object": "list", "data": data, "has_more": False})
+                        self._send(200, server.page(data, query))
                     elif path.startswith("/files/") and path.endswith("/content"):
                         file_id = path.split("/")[2]
                         if file_id not in server.contents:
@@ -280,7 +336,7 @@ class FakeBatchServer:
                         for batch in server.batches.values():
                             server._advance(batch)
                         data = [server.public(b) for b in reversed(server.batches.values())]
-                        self._send(200, {"object": "list", "data": data, "has_more": False})
+                        self._send(200, server.page(data, query))
                     elif path.startswith("/batches/"):
                         batch = server.batches.get(path.split("/")[2])
                         if batch is None:
@@ -292,6 +348,7 @@ class FakeBatchServer:
                         self._missing()
 
             def do_POST(self) -> None:
+                server.authorizations.append(self.headers.get("Authorization", ""))
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 path = urlsplit(self.path).path.removeprefix("/v1")
                 if path == "/files" and server.refuse_uploads:
@@ -311,13 +368,15 @@ class FakeBatchServer:
                         server.uploads += 1
                         entry = server._new_file(fields["file"][0], fields["file"][1],
                                                  fields["purpose"][1].decode())  # fmt: skip
+                        fault = server.upload_faults.pop(0) if server.upload_faults else None
                     time.sleep(server.upload_delay)
-                    self._send(200, entry)
+                    self._reply(200, entry, fault)
                 elif path == "/batches":
                     with server._lock:
                         batch = server.public(server._create(json.loads(raw)))
+                        fault = server.create_faults.pop(0) if server.create_faults else None
                     time.sleep(server.create_delay)
-                    self._send(200, batch)
+                    self._reply(200, batch, fault)
                 elif path.startswith("/batches/") and path.endswith("/cancel"):
                     with server._lock:
                         batch = server.batches.get(path.split("/")[2])

@@ -188,3 +188,42 @@ def test_a_judge_server_that_refuses_the_upload_stops_the_judge_not_the_scoring(
     assert "the judge did not finish" in done.stderr and "uploading" in done.stderr
     result = json.loads((run / "results.json").read_text())  # every other metric is written
     assert result["metrics"]["grounding"] and result["counts"]["judge_error"] > 0
+
+
+def test_a_judge_batch_whose_create_reply_is_lost_is_found_not_made_again(
+    batch_server, tmp_path, api_key
+):
+    batch_server.reply = scored_by_marker
+    batch_server.create_faults = ["drop"]
+    judged = judge(batch_server, tmp_path, "batch").judge(ITEMS)
+    assert [j.score for j in judged] == [4, 5, 2]
+    assert batch_server.created == 1
+    assert len(batch_server.billed) == len(ITEMS) and set(batch_server.billed.values()) == {1}
+    assert batch_server.batches["batch_1"]["metadata"]["gavel_output"] == "batch.judge.jsonl"
+
+
+def test_judge_batch_keeps_to_the_budget(gavel, batch_server, tmp_path, api_key):
+    batch_server.reply = lambda body: '{"score": 4, "reason": "checked"}'
+    photos = example_dir("photos")
+    run = tmp_path / "run"
+    command = ["score", "--data", photos / "gavel.jsonl",
+               "--predictions", photos / "predictions" / "gemini.jsonl",
+               "--out", run / "results.json", "--bootstrap", "0",
+               "--judge", "openai:judge-model", "--judge-base-url", batch_server.url,
+               "--judge-api-key-env", "GAVEL_TEST_KEY", "--no-judge-cache",
+               "--judge-price", "1000,1000", "--judge-batch", "--judge-batch-poll", "0.05",
+               "--judge-batch-rounds", "20", "--judge-max-tokens", "16"]  # fmt: skip
+    dry = gavel(*command, "--dry-run", "--dry-run-format", "json")
+    assert dry.returncode == 0, dry.stderr
+    rows = json.loads(dry.stdout)["sections"][0]["rows"]
+    bound = next(r["value"] for r in rows if r["name"] == "cost (USD)")
+    asked = next(r["value"] for r in rows if r["name"] == "to send")
+    budget = bound / 2  # about half the requests
+    stopped = gavel(*command, "--max-cost", f"{budget:.4f}")
+    assert stopped.returncode == 2 and "Traceback" not in stopped.stderr
+    assert "the judge did not finish: stopped: the judge judge-model spent $" in stopped.stderr
+    billed = sum(batch_server.billed_tokens.values()) / 1000
+    assert 0 < billed <= budget and 0 < len(batch_server.billed) < asked
+    done = gavel(*command, "--max-cost", f"{2 * bound:.4f}")
+    assert done.returncode == 0, done.stderr
+    assert len(batch_server.billed) == asked and set(batch_server.billed.values()) == {1}

@@ -57,7 +57,7 @@ def test_requests_file_through_vllm_run_batch_and_back(gavel, batch_fake, batch_
 
     run_batch_as_vllm_does(requests, output, batch_fake, refuse=1, skip=1)
     merged = gavel(*common, "--from-batch-output", output)
-    assert merged.returncode == 0, merged.stderr
+    assert merged.returncode == 2, merged.stderr  # a sample failed: written, and said so
     assert "1 not in the output file" in merged.stderr
     written = lines(out)
     assert len(written) == SAMPLES - 1
@@ -91,15 +91,57 @@ def test_requests_file_through_vllm_run_batch_and_back(gavel, batch_fake, batch_
     assert len(lines(tmp_path / "rest.jsonl")) == 2
 
 
-def test_a_damaged_output_file_is_named_with_its_line(gavel, tmp_path):
-    output = tmp_path / "o.jsonl"
-    output.write_text('{"custom_id": "x", "response": null, "error": null}\nnot json\n')
-    done = gavel("generate", "--data", DATA, "--model", "openai:m", "--out", tmp_path / "p.jsonl",
-                 "--from-batch-output", output)  # fmt: skip
-    assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert f"{output}:2: not a batch output line" in done.stderr
-    missing = gavel("generate", "--data", DATA, "--model", "openai:m", "--out", tmp_path / "p.jsonl",
-                    "--from-batch-output", tmp_path / "nothing.jsonl")  # fmt: skip
+def test_one_bad_line_costs_one_sample(gavel, batch_fake, tmp_path):
+    out, requests, output = tmp_path / "p.jsonl", tmp_path / "requests.jsonl", tmp_path / "o.jsonl"
+    common = ["generate", "--data", DATA, "--model", "openai:m", "--preset", "gpt",
+              "--no-cache", "--out", out]  # fmt: skip
+    assert gavel(*common, "--batch-requests-only", requests).returncode == 0
+    run_batch_as_vllm_does(requests, output, batch_fake, refuse=0, skip=0)
+    rows = output.read_bytes().splitlines()
+    ids = [json.loads(row)["custom_id"] for row in rows]
+    # vLLM's newer error shape: an error response object, the status inside it too.
+    refused = {"error": {"message": "The image is too large.", "type": "BadRequestError",
+                         "param": None, "code": 400}}  # fmt: skip
+    rows[0] = json.dumps({"id": "v0", "custom_id": ids[0], "error": refused,
+                          "response": {"status_code": 400, "body": None}}).encode()  # fmt: skip
+    rows[1] = b"not json at all"  # no custom_id to be read: that sample has no result
+    rows[2] = rows[2][:-30]  # damaged in the middle of the file
+    duplicate = json.loads(rows[3])
+    duplicate["response"]["body"]["choices"][0]["message"]["content"] = "a second opinion"
+    rows.append(json.dumps(duplicate).encode())
+    rows.append(rows[4][:60])  # a repeat of a good line, cut short: the good one stands
+    rows[-3] = rows[-3][:150]  # the last real line, cut short (its custom_id still readable)
+    output.write_bytes(b"\n".join(rows) + b"\n")
+    cut_last = json.loads(b"".join(requests.read_bytes().splitlines()[-1:]))["custom_id"]
+    assert cut_last == ids[-1]
+
+    done = gavel(*common, "--from-batch-output", output)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    total = len(rows)
+    assert f"{output}: 4 line(s) are not batch results (line 2, 3, {total - 2}, {total})" in (
+        done.stderr
+    )
+    assert "1 custom_id(s) answered more than once with different answers" in done.stderr
+    written = {r["id"]: r for r in lines(out)}
+    errors = {k: r["error"] for k, r in written.items() if r.get("error")}
+    answered = [r for r in written.values() if not r.get("error")]
+    assert len(answered) == SAMPLES - 4  # every good line merged
+    assert len(errors) == 3 and len(written) == SAMPLES - 1  # "not json at all": no line
+    messages = sorted(errors.values())
+    assert sum(m.endswith(": HTTP 400: The image is too large.") for m in messages) == 1
+    assert all(m.count("HTTP 400") <= 1 for m in messages)
+    assert any(f"{output}:3: not a batch output line" in m for m in messages)
+    assert any(f"{output}:{total - 2}: not a batch output line" in m for m in messages)
+    first = json.loads(rows[3])["response"]["body"]["choices"][0]["message"]["content"]
+    assert first in {r["response"] for r in answered}
+    assert "a second opinion" not in {r["response"] for r in answered}
+    # The next requests file holds exactly the samples without an answer.
+    again = gavel(*common, "--batch-requests-only", tmp_path / "rest.jsonl")
+    assert again.returncode == 0, again.stderr
+    assert len(lines(tmp_path / "rest.jsonl")) == 4
+
+    missing = gavel(*common, "--from-batch-output", tmp_path / "nothing.jsonl")
     assert missing.returncode != 0 and "no such batch output file" in missing.stderr
 
 

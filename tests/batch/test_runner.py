@@ -8,6 +8,8 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from gavel.examples import example_dir
 
 DATA = example_dir("photos") / "gavel.jsonl"
@@ -121,7 +123,7 @@ def test_requests_failing_every_round_become_error_lines_and_a_rerun_asks_them(
 
     batch_server.plan = plan
     done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "2"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 2, done.stderr  # samples failed: written, and said so
     written = lines(tmp_path / "p.jsonl")
     errors = [r for r in written if r.get("error")]
     assert len(written) == SAMPLES and len(errors) == len(doomed)
@@ -264,36 +266,54 @@ def test_killed_while_merging_the_rerun_writes_each_line_once(
 
 
 def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_path, api_key):
-    batch_server.duration = 30.0
+    batch_server.duration = 12.0
     out = tmp_path / "p.jsonl"
-    running = start(*generate(batch_server, tmp_path, out))
+    command = generate(batch_server, tmp_path, out)
+    running = start(*command)
     try:
         import time
 
         deadline = time.monotonic() + 60
-        while batch_server.polls < 2 and time.monotonic() < deadline:
+        done_so_far = lambda: (  # noqa: E731
+            batch_server.batches["batch_1"]["request_counts"]["completed"]
+            if "batch_1" in batch_server.batches
+            else 0
+        )
+        while done_so_far() < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        status = gavel("batch", "status", out)
+        # No manifest yet: the state file alone does not say where the key may go.
+        refused = gavel("batch", "status", out)
+        assert refused.returncode == 2 and "a state file alone never chooses" in refused.stderr
+        server = ["--base-url", batch_server.url, "--api-key-env", "GAVEL_TEST_KEY"]
+        status = gavel("batch", "status", out, *server)
         assert status.returncode == 0, status.stderr
         assert "batch batch_1 in_progress" in status.stdout and f"of {SAMPLES}" in status.stdout
-        batch_server.duration = 0.2  # the next round is quick
-        cancel = gavel("batch", "cancel", tmp_path / "p.jsonl")
+        cancel = gavel("batch", "cancel", tmp_path / "p.jsonl", *server)
         assert cancel.returncode == 0, cancel.stderr
         assert "batch batch_1: cancelling" in cancel.stdout
         _, err = running.process.communicate(timeout=60)
     finally:
         if running.process.poll() is None:
             running.process.kill()
-    assert running.process.returncode == 0, err
-    assert "batch batch_1 cancelled" in err
-    written = lines(out)
-    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    # The waiting run stops: the answers given are kept, nothing is sent as a new round.
+    assert running.process.returncode == 2, err
+    assert "batch batch_1 was cancelled while this run waited for it" in err
+    assert "Traceback" not in err
     first = state_of(out)["parts"][0]
-    assert first["status"] == "cancelled" and batch_server.created == 2
-    # Only what the cancelled batch had not answered was asked again.
-    assert sum(batch_server.sent.values()) == 2 * SAMPLES - first.get("answered", 0)
+    assert first["status"] == "cancelled" and batch_server.created == 1
+    written = lines(out)
+    assert 0 < len(written) == first["answered"] < SAMPLES
+    assert not any(r.get("error") for r in written)
+    assert sum(batch_server.billed.values()) == len(written)
     status = gavel("batch", "status", tmp_path)  # the folder: every batch recorded in it
-    assert "batch batch_1 cancelled" in status.stdout and "batch batch_2 completed" in status.stdout
+    assert "batch batch_1 cancelled" in status.stdout
+
+    # The same command again asks the rest in a new batch; every request billed once.
+    batch_server.duration = 0.2
+    again = gavel(*command)
+    assert again.returncode == 0, again.stderr
+    assert batch_server.created == 2 and len(lines(out)) == SAMPLES
+    assert set(batch_server.billed.values()) == {1} and len(batch_server.billed) == SAMPLES
 
 
 def test_a_batch_whose_requests_were_answered_online_is_not_waited_for(
@@ -308,5 +328,240 @@ def test_a_batch_whose_requests_were_answered_online_is_not_waited_for(
     assert done.returncode == 0, done.stderr
     assert "batch batch_1 is no longer needed" in done.stderr
     assert batch_server.created == 1 and len(lines(out)) == SAMPLES
-    cancel = gavel("batch", "cancel", out)
+    # The run's manifest names the server; the key's variable is said again.
+    cancel = gavel("batch", "cancel", out, "--api-key-env", "GAVEL_TEST_KEY")
     assert cancel.returncode == 0 and "batch batch_1: cancelling" in cancel.stdout
+
+
+def assert_billed_once(server) -> None:
+    """The server's own bill: every request answered and paid for exactly once."""
+    assert len(server.billed) == SAMPLES and set(server.billed.values()) == {1}
+
+
+@pytest.mark.parametrize("fault", ["drop", "500", "late"])
+def test_a_create_whose_reply_is_lost_is_found_not_made_again(
+    gavel, batch_server, tmp_path, api_key, fault
+):
+    # The batch is made, its reply lost: the connection closed, a 500, or later than --timeout.
+    if fault == "late":
+        batch_server.create_delay = 3.0
+    else:
+        batch_server.create_faults = [fault] * 3
+    batch_server.upload_faults = ["drop"]  # the upload's reply lost too
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out, "--timeout", "1"))
+    assert done.returncode == 0, done.stderr
+    assert "found batch batch_1 created by an earlier run or attempt" in done.stderr
+    assert batch_server.uploads == 1 and batch_server.created == 1
+    assert_billed_once(batch_server)
+    assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
+    # The batch carries the run's tag: the part, its round and its output.
+    metadata = batch_server.batches["batch_1"]["metadata"]
+    assert metadata["gavel_part"] == "r1-p1" and metadata["gavel_round"] == "1"
+    assert metadata["gavel_output"] == "p.jsonl" and len(metadata["gavel_run"]) == 16
+
+
+def test_a_lost_state_file_finds_the_file_and_batch_on_the_server(
+    gavel, start, batch_server, tmp_path, api_key
+):
+    batch_server.duration = 3.0
+    batch_server.max_page = 1  # every listing is read page after page
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    other = generate(batch_server, tmp_path, tmp_path / "other.jsonl", "--no-cache")
+    start(*command).kill_when(lambda: batch_server.polls >= 1)
+    assert gavel(*other).returncode == 0  # another run's file and batch, listed before ours
+    (out.with_suffix(".batch") / "state.json").unlink()
+    listed = batch_server.listed
+    done = gavel(*command)
+    assert done.returncode == 0, done.stderr
+    assert "found batch batch_1 created by an earlier run" in done.stderr
+    assert batch_server.listed - listed >= 2  # more than one page was read
+    # One upload (the other run's requests are the same bytes: it took the file already
+    # there); two batches: ours, found again, and the other run's, never taken for ours.
+    assert batch_server.uploads == 1 and batch_server.created == 2
+    assert batch_server.billed == Counter({key: 2 for key in batch_server.billed})
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert state_of(out)["parts"][0]["batch_id"] == "batch_1"
+
+
+def first_sent(count: int, fault):
+    """``(chosen, plan)``: the plan gives ``fault`` to the first ``count`` requests the first
+    time they are sent (``chosen`` lists them), and answers every other line."""
+    chosen: list[str] = []
+
+    def plan(custom_id, body, before):
+        if not before and len(chosen) < count:
+            chosen.append(custom_id)
+            return fault
+        return None
+
+    return chosen, plan
+
+
+def test_a_damaged_output_line_costs_its_sample_only(
+    gavel, batch_server, batch_fake, tmp_path, api_key
+):
+    damaged, batch_server.plan = first_sent(2, batch_fake.LineFault(cut=True))
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out))
+    assert done.returncode == 0, done.stderr
+    assert "r1-p1.output.jsonl: 2 line(s) are not batch results (line 1, 2)" in done.stderr
+    assert f"{SAMPLES - 2} answered, 2 to ask again" in done.stderr
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert batch_server.created == 2
+    assert {key for key, n in batch_server.sent.items() if n == 2} == set(damaged)
+
+
+def test_a_damaged_line_in_the_last_round_is_its_samples_error_line(
+    gavel, batch_server, batch_fake, tmp_path, api_key
+):
+    _, batch_server.plan = first_sent(1, batch_fake.LineFault(cut=True))
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out, "--batch-rounds", "1"))
+    assert done.returncode == 0, done.stderr
+    written = lines(out)
+    errors = [r["error"] for r in written if r.get("error")]
+    assert len(written) == SAMPLES and len(errors) == 1
+    assert "r1-p1.output.jsonl:1: not a batch output line" in errors[0]
+
+
+def dry_run_cost(gavel, command) -> float:
+    done = gavel(*command, "--dry-run", "--dry-run-format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["sections"][0]["rows"]
+    return next(row["value"] for row in rows if row["name"] == "cost (USD)")
+
+
+def test_the_budget_holds_in_batch_mode_and_a_larger_one_continues(
+    gavel, batch_server, tmp_path, api_key
+):
+    out = tmp_path / "p.jsonl"
+    priced = ["--price", "1000,1000", "--batch-rounds", "20", "--no-cache"]  # $0.001 a token
+    command = generate(batch_server, tmp_path, out, *priced)
+    bound = dry_run_cost(gavel, command)  # every request's prompt and --max-tokens of reply
+    budget = 2.5 * bound / SAMPLES
+    stopped = gavel(*command, "--max-cost", f"{budget:.4f}")
+    assert stopped.returncode == 2, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    assert "stopped: the model batch-model spent $" in stopped.stderr
+    assert "remains, and the next request may cost up to $" in stopped.stderr
+    assert "rerun with a higher --max-cost to continue" in stopped.stderr
+    billed = (batch_server.billed_tokens["prompt_tokens"]
+              + batch_server.billed_tokens["completion_tokens"]) / 1000  # fmt: skip
+    assert 0 < billed <= budget  # the server's bill, never past the budget
+    written = lines(out)
+    assert 0 < len(written) < SAMPLES and not any(r.get("error") for r in written)
+    assert len(batch_server.billed) == len(written)
+    online = gavel(*command, "--max-cost", "1", "--batch-fallback", "online")
+    assert online.returncode == 2 and "not supported" in online.stderr
+    # A larger budget goes on from there: every request billed once in all.
+    done = gavel(*command, "--max-cost", f"{2 * bound:.4f}")
+    assert done.returncode == 0, done.stderr
+    assert len(lines(out)) == SAMPLES
+    assert_billed_once(batch_server)
+
+
+def test_replies_without_choices_are_counted_in_the_summary_and_the_ledger(
+    gavel, batch_server, batch_fake, tmp_path, api_key
+):
+    from gavel.cost.ledger import read_usage
+
+    empty = {"object": "chat.completion", "choices": [],
+             "usage": {"prompt_tokens": 500, "completion_tokens": 40}}  # fmt: skip
+    _, batch_server.plan = first_sent(3, batch_fake.LineFault(body=empty))
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out))
+    assert done.returncode == 0, done.stderr
+    assert batch_server.created == 2 and len(lines(out)) == SAMPLES
+    billed = batch_server.billed_tokens
+    assert f"tokens {billed['prompt_tokens']:,} in / {billed['completion_tokens']:,} out" in (
+        done.stderr
+    )
+    ledger = read_usage(out)
+    assert (ledger.prompt_tokens, ledger.completion_tokens) == (
+        billed["prompt_tokens"],
+        billed["completion_tokens"],
+    )
+
+
+def test_a_batch_dry_run_quotes_batch_prices(gavel, tmp_path):
+    base = ["generate", "--data", DATA, "--model", "openai:gpt-4o", "--max-tokens", "64",
+            "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl"]  # fmt: skip
+    online, batch = dry_run_cost(gavel, base), dry_run_cost(gavel, [*base, "--batch"])
+    assert batch == pytest.approx(online / 2, rel=1e-3)
+    given = dry_run_cost(gavel, [*base, "--batch", "--price", "2.5,10"])  # as given
+    assert given == pytest.approx(online, rel=1e-3)
+
+
+def test_batch_commands_send_the_key_only_where_this_call_says(
+    gavel, batch_server, tmp_path, api_key, monkeypatch
+):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_of_the_user")
+    folder = tmp_path / "p.batch"
+    folder.mkdir()
+    state = {"kind": "generate", "model": "m", "base_url": batch_server.url,
+             "api_key_env": "HF_TOKEN", "output": "p.jsonl",
+             "parts": [{"name": "r1-p1", "round": 1, "count": 1, "sha256": "ab",
+                        "file_id": "file-1", "batch_id": "batch_1"}]}  # fmt: skip
+    (folder / "state.json").write_text(json.dumps(state))
+    for command in ("status", "cancel"):
+        done = gavel("batch", command, tmp_path / "p.jsonl")
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert f"{folder / 'state.json'}: its base_url" in done.stderr
+    # The run's manifest agrees on the server: the variable named by the state file alone is
+    # still refused.
+    manifest = {"adapter": {"base_urls": [batch_server.url]}}
+    (tmp_path / "p.manifest.json").write_text(json.dumps(manifest))
+    done = gavel("batch", "status", tmp_path / "p.jsonl")
+    assert done.returncode == 2 and "its api_key_env 'HF_TOKEN' is not the run's" in done.stderr
+    assert batch_server.authorizations == []  # nothing was sent anywhere
+    # Named on this call's command line, it is used.
+    done = gavel("batch", "status", tmp_path / "p.jsonl", "--api-key-env", "GAVEL_TEST_KEY")
+    assert batch_server.authorizations == [f"Bearer {api_key}"]
+
+
+def test_a_part_name_that_leaves_the_batch_folder_is_refused(gavel, batch_server, tmp_path,
+                                                             api_key):  # fmt: skip
+    out = tmp_path / "run" / "p.jsonl"
+    command = generate(batch_server, tmp_path, out, "--no-cache")
+    assert gavel(*command).returncode == 0
+    state_file = out.with_suffix(".batch") / "state.json"
+    state = json.loads(state_file.read_text())
+    state["parts"][0] |= {"name": "../../escaped", "merged": False, "downloaded": False}
+    state_file.write_text(json.dumps(state))
+    before = sorted(tmp_path.rglob("*"))
+    for again in (command, ["batch", "status", out]):
+        done = gavel(*again)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert f"{state_file}: parts[0].name: '../../escaped' is not a plain file name" in (
+            done.stderr
+        )
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written, inside or out
+
+
+def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
+    gavel, start, batch_server, batch_fake, tmp_path, api_key
+):
+    failing, first = first_sent(3, batch_fake.LineFault(status=500, message="overloaded"))
+
+    def plan(custom_id, body, before):
+        if before:  # the second round: slow enough to be killed while it runs
+            batch_server.duration = 5.0
+        return first(custom_id, body, before)
+
+    batch_server.plan = plan
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    start(*command).kill_when(lambda: "batch_2" in batch_server.batches)
+    (out.with_suffix(".batch") / "state.json").unlink()
+    batch_server.duration = 0.3
+    done = gavel(*command)
+    assert done.returncode == 0, done.stderr
+    assert "found batch batch_2 created by an earlier run" in done.stderr
+    assert batch_server.created == 2 and set(batch_server.sent[k] for k in failing) == {2}
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert_billed_once(batch_server)

@@ -27,3 +27,12 @@ def test_state_round_trips_and_a_damaged_file_is_an_error_naming_it(tmp_path):
     (tmp_path / "state.json").write_text('{"kind": "generate", "parts": 3}')
     with pytest.raises(GavelError, match=r"state\.json: not a gavel batch state file"):
         load_state(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/etc/x", "a/b", "..", ".hidden", "", "a\\b"])
+def test_a_part_name_must_be_one_plain_file_name(tmp_path, name):
+    state = BatchState(kind="generate", model="m", base_url="http://h/v1", api_key_env="K",
+                       output="p.jsonl", parts=[Part(name=name, round=1, count=1, sha256="ab")])  # fmt: skip
+    save_state(tmp_path, state)
+    with pytest.raises(GavelError, match=r"state\.json: parts\[0\]\.name: .* not a plain file"):
+        load_state(tmp_path)

@@ -4,6 +4,7 @@ the benchmark chosen by the file, and the resolved configuration in manifests an
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -138,6 +139,14 @@ def test_repeated_flags_take_lists(gavel_main, synth, tmp_path):
         ("c.yaml", "- scene\n", "a config file holds flag = value pairs at its top level"),
         ("c.json", "{}", "a config file is .toml, .yaml or .yml"),
         ("c.toml", "config = 'other.toml'\n", "unknown key 'config'"),
+        ("c.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
+        ("c.yaml", "a: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
+        ("c.toml", "seed = " + "7" * 5000 + "\n", "a number with too many digits"),
+        ("c.yaml", "seed: " + "7" * 5000 + "\n", "a number with too many digits"),
+        ("c.yaml", 'out: "\\udfff"\n', "key 'out' holds a lone surrogate"),
+        ("c.yaml", 'out: "a\\0b"\n', "key 'out' holds a NUL character"),
+        ("c.toml", 'out = "a\\u0000b"\n', "key 'out' holds a NUL character"),
+        ("c.yaml", "seed: -1\n", "key 'seed': -1 is not in the range"),
     ],
 )
 def test_a_bad_file_is_one_message(gavel_main, synth, tmp_path, name, text, message):
@@ -202,3 +211,42 @@ def test_commands_without_config_files_do_not_read_one(gavel_main, tmp_path):
     done = gavel_main("synth", "--config", config, "--out", tmp_path / "s")
     assert done.code == 2
     assert "No such option '--config'" in done.err and "TOML" not in done.err
+
+
+def alias_bomb(levels: int = 9) -> str:
+    """A "billion laughs" YAML file: each level names the one below nine times (9**10 in all,
+    in about 400 bytes)."""
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, levels + 1):
+        below = chr(ord("a") + level - 1)
+        lines.append(
+            f"{chr(ord('a') + level)}: &{chr(ord('a') + level)} ["
+            + ", ".join([f"*{below}"] * 9)
+            + "]"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(gavel_main, synth, tmp_path):
+    config = _write(tmp_path / "bomb.yaml", alias_bomb())
+    assert len(config.read_bytes()) < 500
+    done = gavel_main("score", "--config", config, "--data", synth, "--predictions", synth)
+    assert done.code == 2 and "expands to more than 10000 values" in done.err, done.err
+    few = _write(tmp_path / "few.yaml", "a: &n [1, 2]\nb: *n\n")  # ordinary aliases still work
+    done = gavel_main("score", "--config", few, "--data", synth, "--predictions", synth)
+    assert done.code == 2 and "unknown key 'a'" in done.err
+
+
+def test_only_a_small_regular_file_is_read(gavel_main, synth, tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # nobody writes to it: reading it would wait forever
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")  # reading it would fill memory
+    big = _write(tmp_path / "big.toml", "# padding\n" * 200_000)
+    for config, message in [
+        (fifo, "is a FIFO (named pipe): gavel reads regular files only"),
+        (zero, "is a device: gavel reads regular files only"),
+        (big, "larger than 1024 KiB, too large for a config file"),
+    ]:
+        done = gavel_main("score", "--config", config, "--data", synth, "--predictions", synth)
+        assert done.code == 2 and f"error: {config}: {message}" in done.err, done.err

@@ -27,7 +27,9 @@ def test_folder_holds_the_task_docs_and_functions(gavel_main, tmp_path):
     code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
     assert code == 0, text
     folder = tmp_path / "tasks" / "gavel"
-    assert sorted(p.name for p in folder.iterdir()) == ["docs.jsonl", "gavel.yaml", "utils.py"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".gavel-export.json", "docs.jsonl", "gavel.yaml", "utils.py"
+    ]  # fmt: skip
     yaml = pytest.importorskip("yaml")
 
     class Loader(yaml.SafeLoader):
@@ -116,6 +118,44 @@ def test_bad_input_is_one_clear_message(gavel_main, tmp_path):
     code, text = gavel_main("export", "lmms-eval", tmp_path / "t", "--data", GOLD,
                             "--max-frames", 4)  # fmt: skip
     assert code == 2 and "--max-frames caps the --fps sampling" in text
+
+
+def test_a_folder_holding_files_gavel_did_not_write_is_refused_unless_forced(gavel_main, tmp_path):
+    tasks = tmp_path / "tasks"
+    code, text = gavel_main("export", "lmms-eval", tasks, "--data", GOLD)
+    assert code == 0, text
+    code, text = gavel_main("export", "lmms-eval", tasks, "--data", GOLD)
+    assert code == 0, text  # its own files, unchanged: written again
+    utils = tasks / "gavel" / "utils.py"
+    utils.write_text("# the user's own functions\n")
+    (tasks / "gavel" / "notes.txt").write_text("mine")
+    code, text = gavel_main("export", "lmms-eval", tasks, "--data", GOLD)
+    assert code == 2 and "Traceback" not in text
+    assert "notes.txt" in text and "utils.py" in text and "--force" in text
+    assert utils.read_text() == "# the user's own functions\n"
+    code, text = gavel_main("export", "lmms-eval", tasks, "--data", GOLD, "--force")
+    assert code == 0, text
+    assert (
+        "GavelTask" in utils.read_text() and (tasks / "gavel" / "notes.txt").read_text() == "mine"
+    )
+    code, text = gavel_main("export", "lmms-eval", tasks, "--data", GOLD)
+    assert code == 2 and "notes.txt" in text and "utils.py" not in text
+
+
+def test_an_existing_task_folder_of_the_user_is_never_overwritten(gavel_main, tmp_path):
+    folder = tmp_path / "tasks" / "gavel"
+    folder.mkdir(parents=True)
+    (folder / "gavel.yaml").write_text("task: mine\n")
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
+    assert code == 2 and "gavel.yaml" in text and "did not write" in text
+    assert sorted(p.name for p in folder.iterdir()) == ["gavel.yaml"]
+    assert (folder / "gavel.yaml").read_text() == "task: mine\n"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "gavel").symlink_to(elsewhere)
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "linked", "--data", GOLD)
+    assert code == 2 and "a symbolic link" in text and not any(elsewhere.iterdir())
 
 
 def test_help_imports_no_heavy_library(tmp_path):

@@ -134,3 +134,113 @@ def test_answers_that_hit_the_file_size_limit_name_the_file_and_resume(tmp_path,
     assert code == 0, text
     lines = (tmp_path / "pred.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["id"] for line in lines) == [f"synth-{i:05d}" for i in range(6)]
+
+
+# --- clean exits against a real OpenAI-protocol server on loopback ----------------------------
+
+#: Every ResourceWarning shown: an unclosed socket or session would print one.
+WARNINGS = ["-W", "always::ResourceWarning"]
+LEAKS = ("Unclosed", "ResourceWarning", "Traceback")
+
+
+def gavel_process(*args, popen: bool = False):
+    command = [sys.executable, *WARNINGS, "-m", "gavel", *map(str, args)]
+    if popen:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def generating(url: str, out: Path) -> list:
+    return ["generate", "--data", PHOTOS / "gavel.jsonl", "--model", "openai:m",
+            "--base-url", url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+            "--no-progress", "--out", out]  # fmt: skip
+
+
+def judging(url: str, out: Path) -> list:
+    return [*score(out), "--judge", "openai:m", "--judge-base-url", url,
+            "--judge-api-key-env", "GAVEL_TEST_KEY", "--no-judge-cache"]  # fmt: skip
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def interrupted(process, server, after: int) -> tuple[int, str]:
+    """SIGINT once the server has seen ``after`` requests; (exit status, stderr)."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + 60
+    while server.hits < after and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    return process.returncode, stderr
+
+
+def test_no_connection_is_left_open_on_any_way_a_generation_ends(server, fake, api_key, tmp_path):
+    server.served = [{"id": "another-model", "owned_by": "vllm"}]
+    refused = gavel_process(*generating(server.url, tmp_path / "a.jsonl"))
+    assert refused.returncode == 2 and "does not serve the model 'm'" in refused.stderr
+    assert server.hits == 0 and server.models_asked == 1
+    server.served = None
+    away = gavel_process(*generating(f"http://127.0.0.1:{closed_port()}/v1", tmp_path / "b.jsonl"))
+    assert away.returncode == 2 and "connection refused" in away.stderr
+    server.plan = lambda body, number: fake.Fault(status=401, message="Incorrect API key")
+    stopped = gavel_process(*generating(server.url, tmp_path / "c.jsonl"))
+    assert stopped.returncode == 2 and "requests sent, alike: HTTP 401" in stopped.stderr
+    server.plan, server.latency = None, 0.3
+    hits = server.hits
+    code, stderr = interrupted(
+        gavel_process(*generating(server.url, tmp_path / "d.jsonl"), "--concurrency", "2",
+                      popen=True), server, hits + 3)  # fmt: skip
+    assert code == 130 and "interrupted:" in stderr
+    for done in (refused.stderr, away.stderr, stopped.stderr, stderr):
+        assert not any(word in done for word in LEAKS), done
+
+
+def results_of(out: Path) -> dict:
+    assert out.exists(), "results.json is written however the judge ends"
+    return json.loads(out.read_text())
+
+
+def test_results_are_written_when_the_judge_is_refused_stopped_or_interrupted(
+    server, fake, api_key, tmp_path
+):
+    server.served = [{"id": "another-model", "owned_by": "vllm"}]
+    refused = gavel_process(*judging(server.url, tmp_path / "a" / "results.json"))
+    assert refused.returncode == 2 and "does not serve the model 'm'" in refused.stderr
+    assert server.hits == 0
+    result = results_of(tmp_path / "a" / "results.json")
+    judge = result["metrics"]["explanation"]["judge"]
+    assert "does not serve the model 'm'" in judge["stopped"]
+    assert result["metrics"]["verification"] and result["metrics"]["grounding"]  # kept
+    assert result["counts"]["judge_error"] > 0
+    scores = [json.loads(line) for line in (tmp_path / "a" / "results.scores.jsonl").open()]
+    assert all(s["judge_detail"].startswith("not judged: the judge run stopped")
+               for s in scores if s.get("judge_status") == "judge_error")  # fmt: skip
+
+    server.served = None
+    server.plan = lambda body, number: fake.Fault(status=401, message="Incorrect API key")
+    stopped = gavel_process(*judging(server.url, tmp_path / "b" / "results.json"))
+    assert stopped.returncode == 2 and "the judge did not finish" in stopped.stderr
+    assert "Incorrect API key" in results_of(tmp_path / "b" / "results.json")["metrics"][
+        "explanation"]["judge"]["stopped"]  # fmt: skip
+
+    server.plan, server.latency = None, 0.3
+    server.reply = lambda body, number: '{"score": 4, "reason": "right object"}'
+    hits = server.hits
+    code, stderr = interrupted(
+        gavel_process(*judging(server.url, tmp_path / "c" / "results.json"),
+                      "--judge-concurrency", "1", popen=True), server, hits + 2)  # fmt: skip
+    assert code == 130, stderr
+    result = results_of(tmp_path / "c" / "results.json")
+    assert "interrupted" in result["metrics"]["explanation"]["judge"]["stopped"]
+    assert result["metrics"]["explanation"]["counts"]["ok"] >= 1  # what was judged is kept
+    assert result["metrics"]["explanation"]["judge"]["served_model"] == {"replies": ["m"]}
+    for done in (refused.stderr, stopped.stderr, stderr):
+        assert not any(word in done for word in LEAKS), done

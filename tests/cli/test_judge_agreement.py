@@ -188,3 +188,22 @@ def test_run_without_judge_and_too_few_files(gavel, files, tmp_path):
     nothing_shared.write_text(json.dumps({"x1": 3}))
     apart = gavel("judge-agreement", files["a"], nothing_shared)
     assert apart.returncode == 2 and "no sample id is in every file" in apart.stderr
+
+
+def test_nan_in_a_results_file_is_refused_and_a_bom_is_not(gavel_main, files):
+    """The same as `gavel report` does with results files, and the data readers with a BOM."""
+    results = files["a"]
+    good = results.read_bytes()
+    results.write_bytes(good.replace(b'"Avg": 50.0', b'"Avg": NaN', 1))
+    assert b"NaN" in results.read_bytes()
+    done = gavel_main("judge-agreement", results, files["b"])
+    assert done.code == 2, done.text
+    assert done.err.strip() == (
+        f"error: {results}, field 'metrics.explanation.Avg': not standard JSON: NaN or Infinity"
+    )
+    results.write_bytes(b"\xef\xbb\xbf" + good)
+    human = files["human"]
+    human.write_bytes(b"\xef\xbb\xbf" + human.read_bytes())
+    done = gavel_main("judge-agreement", results, files["b"], human, "--format", "csv")
+    assert done.code == 0, done.text
+    assert rows_of(done.out)["judge-a", "judge-b", "all"] == ["4", "50.0", "0.875", "0.949"]

@@ -22,10 +22,15 @@ import pytest
 
 from gavel.cli.main import main
 
-#: Stand-ins for the file itself: a link to /dev/null, a folder where the file should be.
+#: Stand-ins for the file itself: a link to /dev/null, a folder where the file should be, a
+#: link to /dev/zero (endless) and a FIFO nobody writes to (reading either never ends), for
+#: the readers that must refuse anything but a regular file.
 DEV_NULL = b"@@dev-null@@"
 FOLDER = b"@@folder@@"
+DEV_ZERO = b"@@dev-zero@@"
+FIFO = b"@@fifo@@"
 PLACES = [("/dev/null", True, DEV_NULL), ("a folder", True, FOLDER)]
+ENDLESS = [("/dev/zero", True, DEV_ZERO), ("a FIFO", True, FIFO)]
 
 DEEP = "[" * 1000 + "]" * 1000
 HUGE = "7" * 5000
@@ -80,11 +85,38 @@ def world(tmp_path_factory) -> Path:
         )
     )
     shutil.copytree(root / "gavel" / "images", root / "images")
+    _newer_inputs(root, data["gavel"])
     training = [
         {**json.loads(line), "split": "train"} for line in data["gavel"].read_text().splitlines()
     ]
     (root / "gavel" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in training))
     return root
+
+
+def _newer_inputs(root: Path, gavel_data: Path) -> None:
+    """A Parquet dataset (with an ``extra`` column), a batch state, and config files."""
+    records = [json.loads(line) for line in gavel_data.read_text().splitlines()]
+    records[0]["note"] = "kept in the extra column"
+    with_extra = gavel_data.with_name("with-extra.jsonl")
+    with_extra.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _ok("data", "convert", with_extra, root / "pq")
+    state = {
+        "kind": "generate", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "GAVEL_TEST_NO_SUCH_KEY", "output": str(root / "pred.jsonl"),
+        "parts": [{"name": "part-0001", "round": 1, "count": 3, "sha256": "0" * 64,
+                   "file_id": "file-1", "batch_id": "batch-1", "status": "in_progress"}],
+    }  # fmt: skip
+    (root / "pred.batch").mkdir()
+    (root / "pred.batch" / "state.json").write_text(json.dumps(state, indent=2))
+    out = root / "configured.jsonl"
+    (root / "run.yaml").write_text(
+        f"data: {gavel_data}\nmodel: scene\nout: {out}\nno-progress: true\nlimit: 2\n"
+        "seed: 3\nsample-id: [synth-00000, synth-00001]\n"
+    )
+    (root / "run.toml").write_text(
+        f'data = "{gavel_data}"\nmodel = "scene"\nout = "{out}"\nno-progress = true\n'
+        'limit = 2\nseed = 3\nsample-id = ["synth-00000", "synth-00001"]\n'
+    )
 
 
 def _ok(*args: Any) -> None:
@@ -191,6 +223,108 @@ def document_damage(good: bytes) -> list[tuple[str, bool, bytes]]:
     return cases
 
 
+def config_damage(good: bytes, yaml: bool) -> list[tuple[str, bool, bytes]]:
+    """Damage to a config file (YAML or TOML): the file, its syntax and size, each key's value
+    of every wrong type, and values no flag takes."""
+    text = good.decode()
+    lines = text.splitlines(keepends=True)
+    assign = ": " if yaml else " = "
+
+    def line(key: str, raw: str) -> bytes:
+        return (f"{key}{assign}{raw}\n").encode()
+
+    deep = "[" * 100_000 + "]" * 100_000
+    cases: list[tuple[str, bool, bytes]] = [
+        *PLACES,
+        ("binary bytes", True, b"\xff\xfe\x00\x81garbage\n"),
+        ("a cut-off file", True, good[: len(good) // 3]),
+        ("deep", True, line("a", deep)),
+        ("huge integer", True, line("seed", "7" * 5000)),
+        ("NUL in a path", True, line("out", '"a\\u0000b"' if not yaml else '"a\\0b"')),
+        ("larger than a config file", True, b"# padding\n" * 200_000),
+        ("unknown key", True, good + line("no-such-flag", "1")),
+        ("seed -1", True, good.replace(b"seed" + assign.encode() + b"3", b"seed" + assign.encode() + b"-1")),
+    ]  # fmt: skip
+    if yaml:
+        cases += [
+            ("lone surrogate", True, line("out", '"\\udfff"')),
+            ("a list", True, b"- scene\n"),
+            ("alias bomb", True, _alias_bomb()),
+        ]
+    if yaml:
+        import yaml as pyyaml
+
+        values = pyyaml.safe_load(text)
+    else:
+        import tomllib
+
+        values = tomllib.loads(text)
+    for number, original in enumerate(lines):
+        key = original.split(assign, 1)[0].strip()
+        rest = lines[:number] + lines[number + 1 :]
+        cases.append((f"{key} removed", False, "".join(rest).encode()))
+        for kind, raw in (("text", '"x"'), ("number", "12.5"), ("list", "[1, 2]"),
+                          ("true", "true")):  # fmt: skip
+            if kind == "text" and isinstance(values[key], str):
+                continue  # other text is no damage (and a relative --out would write here)
+            damaged = "".join(rest).encode() + line(key, raw)
+            cases.append((f"{key}={kind}", False, damaged))
+    return cases
+
+
+def _alias_bomb() -> bytes:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, 9):
+        name, below = chr(ord("a") + level), chr(ord("a") + level - 1)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{below}"] * 9) + "]")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def parquet_damage(good: bytes) -> list[tuple[str, bool, bytes]]:
+    """Damage to a Parquet shard: the file as a whole, then each column of the first row (a
+    null, a value of another type, the column removed) and the ``extra`` column's JSON."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(good))
+
+    def written(changed) -> bytes:
+        sink = io.BytesIO()
+        pq.write_table(changed, sink)
+        return sink.getvalue()
+
+    def with_first(name: str, value: Any, kind) -> bytes:
+        column = table.column(name).to_pylist()
+        column[0] = value
+        index = table.schema.get_field_index(name)
+        return written(table.set_column(index, name, pa.array(column, kind)))
+
+    cases: list[tuple[str, bool, bytes]] = [
+        *PLACES,
+        ("empty file", True, b""),
+        ("binary bytes", True, b"\xff\xfe\x00\x81garbage"),
+        ("a cut-off file", True, good[: len(good) // 2]),
+        ("no rows", True, written(table.slice(0, 0))),
+    ]
+    for name in table.schema.names:
+        kind = table.schema.field(name).type
+        index = table.schema.get_field_index(name)
+        cases.append((f"{name} removed", False, written(table.remove_column(index))))
+        if name != "image":
+            cases.append((f"{name}=null", False, with_first(name, None, kind)))
+        if not pa.types.is_string(kind):
+            text = [str(v) for v in table.column(name).to_pylist()]
+            cases.append(
+                (f"{name}=text", False, written(table.set_column(index, name, pa.array(text))))
+            )
+    for kind, raw in (("deep", DEEP), ("surrogate", '{"a": "\\udfff"}'), ("huge", HUGE),
+                      ("list", "[1]"), ("cut off", '{"a": ')):  # fmt: skip
+        cases.append((f"extra {kind}", True, with_first("extra", raw, pa.string())))
+    return cases
+
+
 # --- the commands -------------------------------------------------------------------------
 
 
@@ -200,10 +334,12 @@ class Target:
 
     name: str
     file: str  # relative to the world
-    layout: str  # "jsonl" or "document"
+    layout: str  # "jsonl", "document", "config-yaml", "config-toml" or "parquet"
     args: Callable[[Path, Path], list[Any]]  # (world copy, damaged file) -> arguments
     #: Damage a command may accept (fields it does not read), by case name.
     may_pass: tuple[str, ...] = ()
+    #: Its reader refuses anything but a regular file: /dev/zero and a FIFO are tried too.
+    endless: bool = False
 
 
 #: An empty predictions file is a run in which every sample is missing (counted, scored as
@@ -213,7 +349,9 @@ NO_ANSWERS = ("empty file", "blank lines only", "/dev/null")
 #: VideoHallucer data is a folder of category files: one that is not a file is a category the
 #: run does not have (its answers are counted as unknown ids). Likewise a run folder without
 #: a per-sample file is a run without gallery cards (docs/report.md).
-ONE_ABSENT = ("/dev/null", "a folder")
+ONE_ABSENT = ("/dev/null", "a folder", "/dev/zero", "a FIFO")
+#: The Parquet shard of the converted dataset (with an ``extra`` column).
+PARQUET = "pq/data/test-00000-of-00001.parquet"
 #: Per-sample score lines keep the prediction's box_format and boxes; compare and report do not
 #: read them.
 SCORE_FIELDS = ("unknown box_format", "boxes of +-1e308")
@@ -238,7 +376,8 @@ TARGETS = [
            _score("detailverify", "detailverify/real_test.jsonl", "detailverify.pred.jsonl"),
            NO_ANSWERS),
     Target("score videohallucer (data)", "videohallucer/temporal/temporal.json", "document",
-           _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), ONE_ABSENT),
+           _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), ONE_ABSENT,
+           endless=True),
     Target("score videohallucer (predictions)", "videohallucer.pred.jsonl", "jsonl",
            _score("videohallucer", "videohallucer", "videohallucer.pred.jsonl"), NO_ANSWERS),
     Target("generate replay", "gavel.pred.jsonl", "jsonl",
@@ -247,22 +386,43 @@ TARGETS = [
     Target("generate scene", "gavel/gavel.jsonl", "jsonl",
            lambda w, f: ["generate", "--data", f, "--model", "scene", "--out", w / "g.jsonl"]),
     Target("compare (results)", "run-gavel/results.json", "document",
-           lambda w, f: ["compare", f, w / "run-gavel/results.json", "--bootstrap", "100"]),
+           lambda w, f: ["compare", f, w / "run-gavel/results.json", "--bootstrap", "100"],
+           endless=True),
     Target("compare (scores)", "run-gavel/results.scores.jsonl", "jsonl",
            lambda w, f: ["compare", w / "run-gavel/results.json", w / "run-gavel/results.json",
                          "--bootstrap", "100"], SCORE_FIELDS),
     Target("report (results)", "run-detailverify/results.json", "document",
-           lambda w, f: ["report", f, "--out", w / "report"]),
+           lambda w, f: ["report", f, "--out", w / "report"], endless=True),
     Target("report (scores)", "run-gavel/results.scores.jsonl", "jsonl",
            lambda w, f: ["report", w / "run-gavel", "--out", w / "report"],
            (*NO_ANSWERS, *SCORE_FIELDS, "a folder")),
     Target("judge-agreement (records)", "judge-a.jsonl", "jsonl",
-           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"]),
+           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"], endless=True),
     Target("judge-agreement (mapping)", "mapping.json", "document",
-           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"]),
+           lambda w, f: ["judge-agreement", f, w / "judge-b.jsonl"], endless=True),
     Target("annotate init", "pairs.jsonl", "jsonl",
            lambda w, f: ["annotate", "init", "--db", w / "project.sqlite", "--import", f,
                          "--images", w / "images"], NO_ANSWERS),
+    Target("data validate (endless inputs)", "gavel/gavel.jsonl", "jsonl",
+           lambda w, f: ["data", "validate", f], endless=True),
+    Target("data convert (JSONL)", "gavel/with-extra.jsonl", "jsonl",
+           lambda w, f: ["data", "convert", f, w / "converted"]),
+    Target("data convert (Parquet)", PARQUET, "parquet",
+           lambda w, f: ["data", "convert", w / "pq", w / "back.jsonl"], ("no rows",)),
+    Target("data validate (Parquet)", PARQUET, "parquet",
+           lambda w, f: ["data", "validate", w / "pq"]),
+    Target("generate (Parquet)", PARQUET, "parquet",
+           lambda w, f: ["generate", "--data", w / "pq", "--model", "scene", "--out",
+                         w / "pq.pred.jsonl", "--no-progress"]),
+    Target("batch status", "pred.batch/state.json", "document",
+           lambda w, f: ["batch", "status", w / "pred.jsonl"], ("/dev/null", "a folder"),
+           endless=True),
+    Target("export lmms-eval", "gavel/gavel.jsonl", "jsonl",
+           lambda w, f: ["export", "lmms-eval", "--data", f, w / "lmms"]),
+    Target("generate --config (YAML)", "run.yaml", "config-yaml",
+           lambda w, f: ["generate", "--config", f], endless=True),
+    Target("generate --config (TOML)", "run.toml", "config-toml",
+           lambda w, f: ["generate", "--config", f], endless=True),
 ]  # fmt: skip
 
 
@@ -303,12 +463,18 @@ def _match_companions(damaged: Path) -> None:
 
 
 def _put(path: Path, payload: bytes) -> None:
-    """The file's content, or in its place a link to /dev/null or a folder."""
+    """The file's content, or in its place a link to /dev/null or /dev/zero, a FIFO or a
+    folder."""
     if path.is_symlink() or path.is_dir():
         _remove(path)
-    if payload == DEV_NULL:
+    elif path.exists() and not path.is_file():  # a FIFO: writing to it would wait for a reader
+        path.unlink()
+    if payload in (DEV_NULL, DEV_ZERO):
         path.unlink(missing_ok=True)
-        path.symlink_to(os.devnull)
+        path.symlink_to(os.devnull if payload == DEV_NULL else "/dev/zero")
+    elif payload == FIFO:
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
     elif payload == FOLDER:
         path.unlink(missing_ok=True)
         path.mkdir()
@@ -324,15 +490,26 @@ def _remove(path: Path) -> None:
 
 
 @pytest.mark.parametrize("target", _cases())
-def test_every_malformed_input_ends_in_one_clean_message(target, world, gavel_main):
+def test_every_malformed_input_ends_in_one_clean_message(target, world, gavel_main,
+                                                         monkeypatch):  # fmt: skip
     """The damage is applied in place and undone after each case, and whatever the command
-    wrote is removed, so every case starts from the same files."""
+    wrote is removed, so every case starts from the same files (relative paths are in the
+    world too)."""
+    monkeypatch.chdir(world)
     damaged = world / target.file
     originals = {damaged: damaged.read_bytes()}
     if (results := _companion(damaged)) is not None:
         originals[results] = results.read_bytes()
     present = set(world.iterdir())
-    damage = (jsonl_damage if target.layout == "jsonl" else document_damage)(originals[damaged])
+    damage = {
+        "jsonl": jsonl_damage,
+        "document": document_damage,
+        "config-yaml": lambda good: config_damage(good, yaml=True),
+        "config-toml": lambda good: config_damage(good, yaml=False),
+        "parquet": parquet_damage,
+    }[target.layout](originals[damaged])
+    if target.endless:
+        damage = [*ENDLESS, *damage]
     failures = []
     try:
         for case, must_fail, payload in damage:

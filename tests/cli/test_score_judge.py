@@ -228,9 +228,8 @@ def test_run_checks_the_judge_flags_before_asking_the_model(gavel, tmp_path):
     assert not (tmp_path / "run" / "predictions.jsonl").exists()  # nothing was generated
 
 
-def test_an_unreachable_judge_stops_fast_but_every_other_metric_is_written(
-    gavel, tmp_path, api_key
-):
+def nowhere(userinfo: str = ""):
+    """A server at a loopback port nothing listens on (``url``, with ``userinfo`` in it)."""
     import socket
 
     with socket.socket() as probe:
@@ -238,8 +237,15 @@ def test_an_unreachable_judge_stops_fast_but_every_other_metric_is_written(
         port = probe.getsockname()[1]
 
     class Nowhere:
-        url = f"http://127.0.0.1:{port}/v1"
+        url = f"http://{userinfo}127.0.0.1:{port}/v1"
 
+    return Nowhere
+
+
+def test_an_unreachable_judge_stops_fast_but_every_other_metric_is_written(
+    gavel, tmp_path, api_key
+):
+    Nowhere = nowhere()
     done = score_with_judge(gavel, Nowhere, tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"the judge did not finish: stopped: cannot reach {Nowhere.url}" in done.stderr
@@ -287,3 +293,34 @@ def test_a_judge_refusing_every_request_stops_with_the_servers_words(
     assert server.hits == 3
     assert "HTTP 422: Unexpected fields in the request: {'temperature'}" in done.stderr
     assert "--judge-temperature" in done.stderr
+
+
+PASSWORD = "hunter2-correct-horse"  # no prefix a key scanner knows: only the URL says it is one
+
+
+def test_an_unreachable_judge_with_a_password_in_its_url_records_and_prints_none(
+    gavel, tmp_path, api_key
+):
+    Nowhere = nowhere(f"someone:{PASSWORD}@")
+    done = score_with_judge(gavel, Nowhere, tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"cannot reach {Nowhere.url.replace(f'someone:{PASSWORD}', '***')}" in done.stderr
+    run = tmp_path / "run"
+    scores = (run / "results.scores.jsonl").read_text()
+    assert "judge_error" in scores and "connection refused" in scores
+    written = scores + (run / "results.json").read_text()
+    assert PASSWORD not in written + done.stdout + done.stderr
+
+
+def test_a_judge_that_does_not_serve_the_model_is_named_without_its_password(
+    gavel, server, tmp_path, api_key
+):
+    server.served = [{"id": "gpt-judge", "object": "model", "owned_by": "vllm"}]
+
+    class WithPassword:
+        url = server.url.replace("http://", f"http://someone:{PASSWORD}@")
+
+    done = score_with_judge(gavel, WithPassword, tmp_path)
+    assert done.returncode == 2 and "does not serve the model 'judge-model'" in done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
+    assert server.url.replace("http://", "http://***@") in done.stderr

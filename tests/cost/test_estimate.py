@@ -134,3 +134,27 @@ def test_a_video_costs_its_sampled_frames_as_images(counting_video, tmp_path):
     # OpenAI tile: 85 + 170 tokens.
     one_a_second = FrameSampling(mode="fps", fps=1.0, max_frames=32)
     assert frames_and_tokens("openai", one_a_second) == (6, 6 * 255)
+
+
+def test_an_unreadable_video_is_named_not_counted_as_no_frames(counting_video, tmp_path):
+    from gavel.cost.estimate import Sending, estimate
+    from gavel.cost.image_tokens import RULES
+    from gavel.cost.tokens import estimate_counter
+    from gavel.media.sampling import FrameSampling
+    from gavel.models.base import Request
+
+    good = counting_video(tmp_path / "good.mp4", frames=8)
+    broken = []
+    for n in range(7):
+        broken.append(tmp_path / f"broken{n}.mp4")
+        broken[-1].write_bytes(b"not a video" * 100)
+    requests = [Request(sample_id=f"q{n}", task="t", prompt="Grey?", images=(str(video),))
+                for n, video in enumerate([good, *broken])]  # fmt: skip
+    sending = Sending(counter=estimate_counter(), image_rule=RULES["gemini"],
+                      sampling=FrameSampling(count=4))  # fmt: skip
+    part = estimate("model", "m", requests, sending, None, None, "", None)
+    assert part.images == 4  # the good video's frames only
+    named = [note for note in part.notes if note.startswith("not counted: ") and ".mp4" in note]
+    assert [note.split(": ")[1] for note in named] == [str(p) for p in broken[:5]]
+    assert all("cannot read video" in note for note in named)
+    assert "not counted: 2 more unreadable images or videos (7 in all)" in part.notes

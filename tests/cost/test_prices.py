@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gavel.cost.prices import TABLE_DATE, Price, built_in_price, parse_price
+from gavel.cost.prices import TABLE_DATE, Price, built_in_price, parse_price, resolve_price
 from gavel.errors import ConfigError
 
 
@@ -30,3 +30,12 @@ def test_the_table_matches_the_longest_name_and_says_its_date():
     assert full.approximate and TABLE_DATE in full.source and "gpt-4o" in full.source
     assert built_in_price("gpt-4o2") is None  # a prefix must end at a dash
     assert built_in_price("my-local-model") is None
+
+
+def test_batch_requests_are_priced_at_the_providers_batch_discount():
+    batch = built_in_price("gpt-4o", batch=True)
+    assert (batch.input, batch.output) == (1.25, 5.0) and "batch price: 50% off" in batch.source
+    claude = built_in_price("claude-sonnet-4-20250514", batch=True)
+    assert (claude.input, claude.output) == (1.5, 7.5)
+    # A price given is the price of what is sent: never discounted again.
+    assert resolve_price("gpt-4o", "2,8", "--price", batch=True) == Price(2, 8, "--price")

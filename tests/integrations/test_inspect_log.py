@@ -217,3 +217,47 @@ def test_another_epochs_reducer_is_refused_with_the_one_that_applies(saved, tmp_
     assert log.status == "error"
     assert "--epochs-reducer out (the tasks' reducer, gavel_epochs" in log.error.message
     assert len(log.samples) == 2 * len(answers.by_message)  # the answers are kept
+
+
+def test_a_log_inflating_beyond_the_limit_is_refused_before_it_is_read(
+    saved, gavel_main, tmp_path, monkeypatch
+):
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", "{}")
+        archive.writestr("samples/1_epoch_1.json", bytes(8 << 20))  # 8 MiB of zeros
+    assert bomb.stat().st_size < 64 << 10
+    monkeypatch.setenv("GAVEL_MAX_LOG_MIB", "4")
+    code, text = gavel_main("score", "--data", saved["gavel"].data, "--predictions", bomb,
+                            "--out", tmp_path / "r.json")  # fmt: skip
+    assert code == 2, text
+    assert text.strip() == (
+        f"error: {bomb}: inflates to more than 4 MiB (set GAVEL_MAX_LOG_MIB to read a larger log)"
+    )
+    assert not (tmp_path / "r.json").exists()
+    monkeypatch.setenv("GAVEL_MAX_LOG_MIB", "lots")
+    code, text = gavel_main("score", "--data", saved["gavel"].data, "--predictions", bomb)
+    assert code == 2 and "GAVEL_MAX_LOG_MIB='lots': expected a whole number of MiB" in text
+
+
+def test_a_lone_surrogate_in_an_answer_is_one_error_naming_the_sample(saved, gavel_main,
+                                                                      tmp_path):  # fmt: skip
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+    answers = saved["detailverify"]
+    log = _inspect_log(answers, _mockllm(answers), tmp_path, limit=2)
+    spoiled = tmp_path / "spoiled.eval"
+    with zipfile.ZipFile(log.location) as source, zipfile.ZipFile(spoiled, "w") as target:
+        for member in source.infolist():
+            data = source.read(member)
+            if member.filename.startswith("samples/"):  # every answer starts with one
+                data = data.replace(b'"response":"', b'"response":"\\udfff', 1)
+                data = data.replace(b'"completion":"', b'"completion":"\\udfff', 1)
+            target.writestr(member, data)
+    code, text = gavel_main("score", "--benchmark", "detailverify", "--data", answers.data,
+                            "--predictions", spoiled, "--out", tmp_path / "r.json")  # fmt: skip
+    assert code == 2, text
+    assert text.startswith(f"error: {spoiled}, field 'response': sample 1 (") and (
+        "lone surrogate (not Unicode text)" in text
+    ), text
+    assert "internal error" not in text and len(text.strip().splitlines()) == 1

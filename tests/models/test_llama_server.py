@@ -235,7 +235,7 @@ def test_a_response_format_the_server_refuses_stops_with_its_words(
     done = judge(gavel, served, tmp_path, data, predictions, "--judge-concurrency", "1",
                  "--judge-extra-body", json.dumps({"response_format": response_format}))  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "refused 3 requests in a row, alike" in done.stderr
+    assert "refused all 3 requests sent, alike" in done.stderr
     assert said in done.stderr and advice in done.stderr
 
 
@@ -248,7 +248,7 @@ def test_a_wrong_model_name_stops_at_the_first_request_with_the_servers_words(
                  "--base-url", router, "--no-cache", "--no-progress", "--concurrency", "1",
                  "--out", out)  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "refused the first request" in done.stderr
+    assert "refused the one request sent, alike" in done.stderr
     assert "HTTP 400: model 'no-such-model' not found" in done.stderr
     assert f"the server lists: {MODEL}" in done.stderr and "--model openai:NAME" in done.stderr
     assert len(lines(out)) == 1 < expected

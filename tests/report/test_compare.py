@@ -153,3 +153,24 @@ def test_binary_files_folders_and_results_without_a_manifest(tmp_path):
     (tmp_path / "a" / "results.json").write_bytes(b"\x89PNG\r\n")
     with pytest.raises(DataError, match="not UTF-8 text"):
         compare_runs(good, good)
+
+
+def test_nan_in_a_results_file_is_refused_as_report_refuses_it(tmp_path):
+    from gavel.report.html import load_run
+
+    good = write_run(tmp_path / "a", "gavel", [{"id": "s", "verdict_true": True}])
+    document = {"metrics": {"verification": {"accuracy": float("nan")}}}
+    document.update(json.loads(good.read_text()))  # the NaN first: read before anything else
+    good.write_text(json.dumps(document))  # Python writes NaN; standard JSON has none
+    for reader in (lambda: compare_runs(good, good), lambda: load_run(good)):
+        with pytest.raises(DataError) as error:
+            reader()
+        assert error.value.field == "metrics.verification.accuracy"
+        assert error.value.message == "not standard JSON: NaN or Infinity"
+
+
+def test_a_bom_is_read_as_the_data_readers_read_it(tmp_path):
+    good = write_run(tmp_path / "a", "gavel", [{"id": "s", "verdict_true": True}])
+    for path in (good, good.with_name("results.scores.jsonl")):
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert compare_runs(good, good, resamples=100)[0] == "gavel"

@@ -217,6 +217,9 @@ class FakeOpenAIServer:
         self.reply: Callable[[dict[str, Any], int], str] | None = None
         #: ``choices[0].finish_reason`` of every reply (``length``: as if cut by max_tokens).
         self.finish_reason = "stop"
+        #: The ``model`` every reply names (None: the name asked, as vLLM answers; a
+        #: single-model llama-server names the one it holds whatever was asked).
+        self.answer_as: str | None = None
         #: A ``tokenizers.Tokenizer`` that counts ``usage`` (None: words, and 7 out).
         self.tokenizer: Any = None
         #: The tokens one image costs, from its data URL (with ``tokenizer``).
@@ -369,6 +372,8 @@ class FakeOpenAIServer:
                     return
                 text = server.reply(body, number) if server.reply else None
                 reply = _completion(body, number, text, server.finish_reason)
+                if server.answer_as is not None:
+                    reply["model"] = server.answer_as
                 if server.tokenizer is not None:
                     reply["usage"] = server.count_usage(body, reply)
                 self._send(200, reply)

@@ -318,7 +318,7 @@ def test_a_wrong_key_stops_after_a_few_requests_and_a_rerun_asks_them_again(
 ):
     out = tmp_path / "p.jsonl"
     server.plan = lambda body, number: fake.Fault(status=401, message="Incorrect API key")
-    with pytest.raises(RunAborted, match="requests in a row, alike") as stopped:
+    with pytest.raises(RunAborted, match="refused all 3 requests sent, alike") as stopped:
         run(chat(server.url), requests(30), out, concurrency=1)
     message = str(stopped.value)
     assert server.hits == SAME_REFUSALS  # not 30 requests for one wrong key
@@ -337,7 +337,7 @@ def test_a_wrong_key_stops_after_a_few_requests_and_a_rerun_asks_them_again(
     [
         ({"temperature": 0.0}, "temperature", "--temperature"),
         ({"extra_body": {"response_format": {"type": "json_object"}}}, "response_format",
-         "extra_body"),
+         "--extra-body"),
     ],
 )  # fmt: skip
 def test_a_refused_field_is_named_with_the_setting_that_sent_it(

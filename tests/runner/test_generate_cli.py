@@ -145,7 +145,9 @@ def test_a_run_in_which_every_request_failed_fails(gavel, tmp_path, server, fake
     assert not (tmp_path / "run" / "results.json").exists()  # nothing scored
 
 
-def test_a_run_in_which_most_requests_failed_warns(gavel, tmp_path, server, fake, api_key):
+def test_a_run_in_which_some_requests_failed_exits_2_with_the_causes(
+    gavel, tmp_path, server, fake, api_key
+):
     assert gavel("synth", "--n", "4", "--out", tmp_path / "set").returncode == 0
     server.plan = lambda body, number: (
         None if number == 1 else fake.Fault(status=400, message=f"bad request {number}")
@@ -153,8 +155,17 @@ def test_a_run_in_which_most_requests_failed_warns(gavel, tmp_path, server, fake
     done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
                  "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
                  "--no-progress", "--concurrency", "1", "--out", tmp_path / "p.jsonl")  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "warning: 3 of 4 requests sent failed" in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert "3 samples failed:\n  1 × HTTP 400: bad request 2\n" in done.stderr
+    assert "error: 3 of 4 samples asked failed" in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "p.manifest.json").exists()
+    server.hits = 0  # the same plan again: the first request answered, the others refused
+    run = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                "--no-progress", "--concurrency", "1", "--out", tmp_path / "run")  # fmt: skip
+    assert run.returncode == 2, run.stderr  # scored all the same, then the exit says it
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["counts"]["model_error"] == 3
 
 
 def test_no_model_check_skips_a_list_that_omits_the_model(gavel, tmp_path, server, api_key):
@@ -182,3 +193,88 @@ def test_no_model_check_applies_to_served_models_only(gavel, tmp_path):
                  "--no-model-check", "--out", tmp_path / "p.jsonl")  # fmt: skip
     assert done.returncode == 2
     assert "--no-model-check applies to openai: models only" in done.stderr
+
+
+def test_samples_refused_every_time_get_their_lines_and_reruns_ask_only_them(
+    gavel, tmp_path, server, fake, api_key
+):
+    """About one sample in seven always refused with the same 400 (a content filter): every run
+    finishes, exit 2, the refusals grouped by the server's words; a rerun asks those only."""
+    import zlib
+
+    assert gavel("synth", "--n", "40", "--out", tmp_path / "set").returncode == 0
+    words = "Your request was rejected as a result of our safety system."
+    refused: set[int] = set()
+
+    def content_filter(body, number):
+        sample = zlib.crc32(fake.image_urls(body)[0].encode())
+        if sample % 7 == 1:
+            refused.add(sample)
+            return fake.Fault(status=400, message=words)
+        return None
+
+    server.plan = content_filter
+    out = tmp_path / "p.jsonl"
+    command = ["generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+               "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+               "--no-progress", "--out", out]  # fmt: skip
+    done = gavel(*command)
+    assert done.returncode == 2, done.stderr
+    assert 0 < len(refused) < 20 and server.hits == 40
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    errors = [line for line in written if line.get("error")]
+    assert len(written) == 40 and len(errors) == len(refused)
+    assert all(words in line["error"] for line in errors)
+    assert f"{len(refused)} samples failed:\n  {len(refused)} × HTTP 400: {words}" in done.stderr
+    assert "Traceback" not in done.stderr and "check the model name" not in done.stderr
+    again = gavel(*command)
+    assert again.returncode == 2, again.stderr
+    assert server.hits == 40 + len(refused)  # only the refused ones asked again
+    assert len(out.read_text().splitlines()) == 40
+    assert f"{len(refused)} earlier errors asked again" in again.stderr
+
+
+def test_the_model_that_answered_is_recorded_and_said_once(gavel, tmp_path, server, api_key):
+    """A single-model server answers any name with the one it holds."""
+    assert gavel("synth", "--n", "5", "--out", tmp_path / "set").returncode == 0
+    server.answer_as = "smolvlm"
+    server.served = [{"id": "smolvlm", "owned_by": "llamacpp"}]
+    out = tmp_path / "run"
+    done = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:gpt-4o",
+                 "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
+                 "--no-progress", "--out", out, "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert server.hits == 5
+    assert done.stderr.count("answered as 'smolvlm', not the 'gpt-4o' asked") == 1
+    manifest = json.loads((out / "predictions.manifest.json").read_text())
+    served = {"replies": ["smolvlm"], "listed": ["smolvlm"]}
+    assert manifest["adapter"]["served_model"] == served
+    results = json.loads((out / "results.json").read_text())
+    assert results["manifest"]["adapter"]["served_model"] == served
+    assert results["manifest"]["adapter"]["model"] == "gpt-4o"  # the name asked, as before
+
+
+def test_extra_body_reaches_the_model_and_a_missing_key_is_said_once(gavel, tmp_path, server):
+    assert gavel("synth", "--n", "3", "--out", tmp_path / "set").returncode == 0
+    server.reply = lambda body, number: (
+        '{"score": 4, "reason": "ok"}' if body["messages"][0]["role"] == "system" else "Yes."
+    )  # fmt: skip
+    done = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                 "--base-url", server.url, "--api-key-env", "GAVEL_UNSET_KEY", "--no-cache",
+                 "--no-progress", "--out", tmp_path / "run", "--bootstrap", "0",
+                 "--extra-body", '{"top_k": 1, "chat_template_kwargs": {"x": false}}',
+                 "--judge", "openai:j", "--judge-base-url", server.url,
+                 "--judge-api-key-env", "GAVEL_UNSET_KEY", "--no-judge-cache")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("GAVEL_UNSET_KEY is not set") == 1
+    bodies = [body for _, body, _ in server.received]
+    generated = [b for b in bodies if b["model"] == "m"]
+    assert len(generated) == 3
+    assert all(b["top_k"] == 1 and b["chat_template_kwargs"] == {"x": False} for b in generated)
+    assert all(
+        "top_k" not in b for b in bodies if b["model"] == "j"
+    )  # the model's, not the judge's
+    refused = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
+                    "--base-url", server.url, "--out", tmp_path / "p.jsonl",
+                    "--extra-body", "[1]")  # fmt: skip
+    assert refused.returncode == 2 and "--extra-body must be a JSON object" in refused.stderr

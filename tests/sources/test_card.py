@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,20 @@ def test_a_config_naming_no_file_is_an_error(tmp_path):
     (tmp_path / "README.md").write_text(CARD)
     with pytest.raises(DataError, match="'test' names no existing file"):
         select(tmp_path, None)
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("configs: 5", "is int (expected a list of configs)"),
+        ("configs:\n- config_name: x\n  data_files: 5", "data_files is int (expected a list)"),
+        ("configs:\n- data_files:\n  - path: 7", "a data_files path is not text"),
+        ("configs:\n- data_files:\n  - path: /etc/*.jsonl", "absolute data_files path"),
+    ],
+)
+def test_a_card_of_the_wrong_shape_is_one_error_naming_it(tmp_path, header, message):
+    (tmp_path / "README.md").write_text(f"---\n{header}\n---\n")
+    _files(tmp_path, "data/test.jsonl")
+    with pytest.raises(DataError, match=re.escape(message)) as raised:
+        select(tmp_path, None)
+    assert raised.value.path == str(tmp_path / "README.md") and raised.value.field == "configs"

@@ -168,3 +168,16 @@ def test_the_datasets_library_reads_the_folder_as_images(tmp_path, gavel_folder,
     raw = loaded.cast_column("image", datasets.Image(decode=False))
     for row, line in zip(raw, LINES, strict=True):
         assert row["image"]["bytes"] == (gavel_folder / line["image"]).read_bytes()
+
+
+@pytest.mark.parametrize("split", ["", "a\nb", "x/../../d", "two words", "-"])
+def test_a_split_that_is_no_split_name_is_refused(tmp_path, gavel_main, gavel_folder, split):
+    done = gavel_main("data", "convert", gavel_folder / "gavel.jsonl", tmp_path / "ds",
+                      "--split", split)  # fmt: skip
+    assert done.code == 2, done.text
+    assert "Invalid value for '--split'" in done.err and "is not a split name" in done.err
+    assert not (tmp_path / "ds").exists()
+    dotted = gavel_main("data", "convert", gavel_folder / "gavel.jsonl", tmp_path / "ok",
+                        "--split", "real_test.v2")  # fmt: skip
+    assert dotted.code == 0, dotted.text
+    assert (tmp_path / "ok" / "data" / "real_test.v2-00000-of-00001.parquet").is_file()

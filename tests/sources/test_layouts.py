@@ -133,3 +133,35 @@ def test_two_builds_of_one_folder_end_with_one_complete_copy(tmp_path):
     again = _build("gavel", tmp_path, Selection([data], None, None), folder, {"source": "parquet"})
     assert Path(again["data"]) == first.path
     assert sorted(p.name for p in folder.parent.iterdir()) == [folder.name]  # no staging left
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+        ('{"note": "\\udfff"}', "lone surrogate escape (not Unicode text)"),
+        ('{"note": ' + "7" * 5000 + "}", "not valid JSON (a number with too many digits)"),
+        ("[1]", "not a JSON object"),
+    ],
+    ids=["deep", "surrogate", "digits", "list"],
+)
+def test_a_bad_extra_column_is_one_error_naming_the_row(tmp_path, gavel_main, extra, message):
+    done = gavel_main("synth", "--n", "2", "--out", tmp_path / "s")
+    assert done.code == 0, done.text
+    source = tmp_path / "s" / "gavel.jsonl"
+    lines = [json.loads(line) for line in source.read_text().splitlines()]
+    lines[0]["note"] = "kept in the extra column"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert gavel_main("data", "convert", source, tmp_path / "pq").code == 0
+    shard = next((tmp_path / "pq" / "data").glob("*.parquet"))
+    table = pq.read_table(shard)
+    column = table.column("extra").to_pylist()
+    column[0] = extra
+    index = table.schema.get_field_index("extra")
+    pq.write_table(table.set_column(index, "extra", pa.array(column, pa.string())), shard)
+    for args in (["data", "validate", tmp_path / "pq"],
+                 ["data", "convert", tmp_path / "pq", tmp_path / "back.jsonl"]):  # fmt: skip
+        done = gavel_main(*args)
+        assert done.code == 2, done.text
+        assert done.err.strip() == f"error: {shard}, field 'extra': row 1: {message}"
+    assert not (tmp_path / "back.jsonl").exists()

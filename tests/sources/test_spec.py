@@ -36,6 +36,10 @@ def test_hub_specs(text, spec):
         "hf:own--er/name",
         "hf:owner/name@",
         "hf:o/n:",
+        "hf:o/n:..",
+        "hf:o/n:.",
+        "hf:o/n@../../x",
+        "hf:o/n@refs/../../../x:test",
     ],
 )
 def test_malformed_hub_specs_are_a_usage_error(text):

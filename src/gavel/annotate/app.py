@@ -40,7 +40,7 @@ from gavel.annotate.security import (
     read_body,
     same_secret,
 )
-from gavel.annotate.throttle import TokenBackoff
+from gavel.annotate.throttle import TokenThrottle
 from gavel.annotate.users import (
     SESSION_SECONDS,
     Session,
@@ -74,16 +74,19 @@ def create_app(
     *,
     allowed_hosts: list[str] | None = None,
     public_origin: str | None = None,
+    throttle: TokenThrottle | None = None,
 ) -> Starlette:
     """The app for one project file. ``allowed_hosts`` guards against DNS rebinding (the
     default accepts only loopback names). ``public_origin`` (``https://name[:port]``, from
     :func:`gavel.annotate.security.parse_origin`) is the address browsers use when a TLS proxy
     is in front: the server itself sees only the proxy's plain HTTP, so it could neither
-    recognise its own pages' ``Origin`` nor know that cookies may be ``Secure``."""
+    recognise its own pages' ``Origin`` nor know that cookies may be ``Secure``. ``throttle``
+    holds the backoff settings for wrong tokens (the defaults of :mod:`gavel.annotate.throttle`
+    without it)."""
     db_path = Path(db_path)
     public_origin = parse_origin(public_origin) if public_origin else None  # as browsers send it
     public_https = bool(public_origin and public_origin.startswith("https://"))
-    backoff = TokenBackoff()  # wrong tokens per client address, for this server's lifetime
+    throttle = throttle or TokenThrottle()  # wrong tokens, for this server's lifetime
     with db.opened(db_path) as conn:
         root = db.images_root(conn, db_path)
     templates = Environment(
@@ -104,23 +107,19 @@ def create_app(
     async def checked_token(
         request: Request, token: str, too_many: Callable[[str, int], Response]
     ) -> User | None:
-        """The user of ``token``, or None; Denied with ``too_many(message, seconds)`` while the
-        client waits out its backoff (see :mod:`gavel.annotate.throttle`)."""
-        client = request.client.host if request.client else ""
-        wait = backoff.wait(client)
+        """The user of ``token``, or None; Denied with ``too_many(message, seconds)`` when the
+        token is wrong and its client waits out a backoff (see :mod:`gavel.annotate.throttle`:
+        a valid token is accepted first, whoever else guessed wrong from its address)."""
+        user = await in_db(lambda conn: user_by_token(conn, token))
+        if user is not None:
+            return user
+        wait = throttle.wrong(request.client.host if request.client else "")
         if wait:
-            message = f"too many wrong tokens from your address; try again in {wait} s"
+            message = f"too many wrong tokens from your address or network; try again in {wait} s"
             response = too_many(message, wait)
             response.headers["retry-after"] = str(wait)
             raise Denied(response)
-        ticket = backoff.started(client)
-        right = None
-        try:
-            user = await in_db(lambda conn: user_by_token(conn, token))
-            right = user is not None
-        finally:
-            backoff.ended(client, ticket, right=right)
-        return user
+        return None
 
     def too_many_json(message: str, wait: int) -> Response:
         return JSONResponse({"error": message, "retry_after": wait}, 429)

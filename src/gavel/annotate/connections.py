@@ -10,36 +10,66 @@ pause) its headers and body must have arrived within ``REQUEST_SECONDS``, or the
 closed. Trickling bytes does not extend it. Once the request is in, the deadline is off: a slow
 database answer never cuts a connection.
 
+uvicorn's own connection limit is global: one client holding that many connections open
+(unfinished, within the deadline, again and again) would have every other person's request
+answered 503. So each address may hold at most ``MAX_PER_ADDRESS`` connections, well below the
+global limit; a connection beyond that is answered 503 at once and closed, before it is read
+or counted towards the global limit.
+
 Imported by :func:`gavel.annotate.server.serve` only (it needs uvicorn and h11).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-#: Seconds a client has to send a whole request (headers and body; bodies are small here).
-REQUEST_SECONDS = 15.0
-#: Seconds an idle keep-alive connection stays open (uvicorn's own default, named here).
-KEEP_ALIVE_SECONDS = 5
-#: Open connections (and running requests) beyond which a new request is answered 503.
-MAX_CONNECTIONS = 200
+from gavel.annotate.limits import (
+    KEEP_ALIVE_SECONDS,
+    MAX_CONNECTIONS,
+    MAX_PER_ADDRESS,
+    REQUEST_SECONDS,
+)
+
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 45\r\nconnection: close\r\n\r\n"
+    b"too many connections from your address; wait\n"
+)
 
 
-def deadline_protocol(seconds: float) -> type[H11Protocol]:
-    """The h11 protocol class with a ``seconds`` deadline for receiving each request."""
+def _address(transport: asyncio.BaseTransport) -> str:
+    peer = transport.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else ""
+
+
+def deadline_protocol(seconds: float, per_address: int = MAX_PER_ADDRESS) -> type[H11Protocol]:
+    """The h11 protocol class with a ``seconds`` deadline for receiving each request and at
+    most ``per_address`` open connections per client address."""
+    open_per_address: Counter[str] = Counter()  # this server's connections, by address
 
     class DeadlineH11Protocol(H11Protocol):
         request_deadline: asyncio.TimerHandle | None = None
+        address: str | None = None  # set once the connection counts towards its address
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            address = _address(transport)
+            if open_per_address[address] >= per_address:
+                transport.write(_BUSY)
+                transport.close()
+                return
+            open_per_address[address] += 1
+            self.address = address
             super().connection_made(transport)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            if self.address is None:  # refused: nothing it sends is read
+                return
             super().data_received(data)
             if self.conn.their_state in (h11.IDLE, h11.SEND_BODY):  # a request is coming in
                 self._arm()
@@ -47,6 +77,12 @@ def deadline_protocol(seconds: float) -> type[H11Protocol]:
                 self._disarm()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            if self.address is None:
+                return
+            open_per_address[self.address] -= 1
+            if not open_per_address[self.address]:
+                del open_per_address[self.address]
+            self.address = None
             self._disarm()
             super().connection_lost(exc)
 
@@ -70,12 +106,16 @@ def deadline_protocol(seconds: float) -> type[H11Protocol]:
 
 
 def uvicorn_options(
-    request_seconds: float | None = None, max_connections: int | None = None
+    request_seconds: float | None = None,
+    max_connections: int | None = None,
+    max_per_address: int | None = None,
 ) -> dict[str, Any]:
     """The settings :func:`gavel.annotate.server.serve` gives ``uvicorn.Config`` (``None``: the
-    defaults above)."""
+    defaults of :mod:`gavel.annotate.limits`)."""
     return {
-        "http": deadline_protocol(request_seconds or REQUEST_SECONDS),
+        "http": deadline_protocol(
+            request_seconds or REQUEST_SECONDS, max_per_address or MAX_PER_ADDRESS
+        ),
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
         "limit_concurrency": max_connections or MAX_CONNECTIONS,
     }

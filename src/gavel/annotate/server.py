@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from gavel.annotate import db
@@ -51,18 +52,23 @@ def serve(
     access_log: bool = False,
     request_seconds: float | None = None,
     max_connections: int | None = None,
+    max_per_address: int | None = None,
+    throttle: Mapping[str, float] | None = None,
 ) -> None:
     """Serve a project until interrupted; prints ``serving ... on http://HOST:PORT``.
 
     ``public_origin`` (checked with :func:`gavel.annotate.security.parse_origin`) is the
-    address of a TLS proxy in front, as browsers see it. ``request_seconds`` and
-    ``max_connections`` change the limits of :mod:`gavel.annotate.connections`.
+    address of a TLS proxy in front, as browsers see it. ``request_seconds``,
+    ``max_connections`` and ``max_per_address`` change the limits of
+    :mod:`gavel.annotate.connections`; ``throttle`` holds settings of
+    :class:`gavel.annotate.throttle.TokenThrottle` (by field name) for wrong tokens.
     """
     import uvicorn
 
     from gavel.annotate.app import create_app
     from gavel.annotate.connections import uvicorn_options
     from gavel.annotate.security import parse_origin
+    from gavel.annotate.throttle import TokenThrottle
 
     if public_origin is not None:
         try:
@@ -95,7 +101,12 @@ def serve(
                 "(then give --public-origin https://NAME)",
                 file=sys.stderr,
             )
-    app = create_app(db_path, allowed_hosts=hosts, public_origin=public_origin)
+    app = create_app(
+        db_path,
+        allowed_hosts=hosts,
+        public_origin=public_origin,
+        throttle=TokenThrottle(**(throttle or {})),  # type: ignore[arg-type]
+    )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -113,6 +124,6 @@ def serve(
         access_log=access_log,
         proxy_headers=False,
         server_header=False,
-        **uvicorn_options(request_seconds, max_connections),
+        **uvicorn_options(request_seconds, max_connections, max_per_address),
     )
     uvicorn.Server(config).run(sockets=[sock])

@@ -1,32 +1,75 @@
 """The server's Files and Batches API through the official ``openai`` client.
 
-Two steps can succeed on the server while their reply is lost (the process killed while
-waiting, a dropped connection): an upload, and a batch creation. Repeating them blindly would
-upload twice (harmless, but untidy) or, worse, create a second batch and pay for every request
-twice. So both are looked for first: a file by its name (``gavel-<sha256 of the
-content>-<part>.jsonl``) and size, a batch by the id of its input file, which is unique to the
-upload. Only when the server has neither is the step done (again).
+Two steps can succeed on the server while their reply is lost (a dropped connection, a 500
+answered after the work was done, a reply later than the timeout, the process killed while
+waiting): an upload, and a batch creation. The API has no idempotency key, so sending either
+again blindly would upload twice (harmless, but untidy) or, worse, create a second batch and pay
+for every request twice. That is also why the client's own retries (``max_retries``) are off for
+these two calls: the library would re-send a create whose reply was merely lost.
+
+So both are looked for before they are made, and again after any failed attempt:
+
+- a file by its name (``gavel-<sha256 of the content>-<part>.jsonl``) and size, among the
+  files of purpose ``batch``;
+- a batch by its ``metadata`` tag (:func:`tag`: the run and the requests file's digest; the
+  part and its round are recorded too), among ``GET /v1/batches`` (newest first, page after
+  page), leaving out the batches the run has recorded already, or, for a batch made without a
+  run tag, by the id of its input file.
+
+Only when the server has neither is the step done, one attempt at a time.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from gavel.batch.requests_file import ENDPOINT
 from gavel.errors import GavelError
 
-#: Batches looked through when searching for one created by a lost reply (newest first).
+#: Batches (and files) looked through when searching for one a lost reply made (newest first).
 SEARCH_BATCHES = 1000
+SEARCH_FILES = 10_000
+#: Listing page size (OpenAI allows up to 100 batches a page).
+PAGE = 100
 WINDOW = "24h"
+#: Seconds waited before each look after a failed create (a server may still be making it);
+#: an upload is looked for once, a second later (a second upload only costs bytes).
+LOOK_AFTER = (0.0, 1.0, 3.0)
+LOOK_AFTER_UPLOAD = (1.0,)
+#: Attempts a create or an upload gets in all.
+ATTEMPTS = 3
+#: The metadata keys that say a batch holds given requests of a given run: the run and the
+#: requests file's digest (not the part's name: a run whose state was lost numbers its rounds
+#: anew).
+TAG_KEYS = ("gavel_run", "gavel_sha256")
+
+
+def tag(run: str, output: str, part: str, round_: int, sha256: str) -> dict[str, str]:
+    """The ``metadata`` a part's batch is created with (OpenAI: at most 16 keys, values of
+    at most 512 characters)."""
+    return {"gavel_run": run, "gavel_output": output[-512:], "gavel_part": part,
+            "gavel_round": str(round_), "gavel_sha256": sha256[:16]}  # fmt: skip
+
+
+def _is_ours(batch: Any, wanted: Mapping[str, str], file_id: str | None) -> bool:
+    metadata = getattr(batch, "metadata", None) or {}
+    if metadata.get("gavel_run"):
+        return all(metadata.get(key) == wanted.get(key) for key in TAG_KEYS)
+    return file_id is not None and batch.input_file_id == file_id
 
 
 class BatchClient:
     """``client`` is an ``openai.OpenAI`` (``OpenAIChatModel.batch_client()``)."""
 
-    def __init__(self, client: Any, redact=None):
+    def __init__(self, client: Any, redact=None, sleep=time.sleep):
         self.client = client
+        #: For the calls that must not be sent twice: one attempt each.
+        self.once = client.with_options(max_retries=0)
         self.redact = redact or (lambda text: text)
+        self.sleep = sleep
 
     def _fail(self, what: str, error: Exception) -> GavelError:
         from gavel.runner.failures import classify
@@ -34,46 +77,87 @@ class BatchClient:
         cause = classify(error).cause
         return GavelError(self.redact(f"{what} at {self.client.base_url}: {cause}"))
 
-    def upload(self, path: Path, name: str, tried: bool) -> str:
-        """The id of ``path`` uploaded as ``name`` (purpose ``batch``). When an upload was
-        ``tried`` before (its reply may have been lost), an uploaded file of the same name and
-        size is taken if the server has one."""
-        size = path.stat().st_size
+    def _listed(self, listing: Callable[[], Iterable[Any]], limit: int,
+                what: str) -> Iterator[Any]:  # fmt: skip
+        """The entries of a paginated listing (``listing()`` asks for the first page; the
+        iteration for the next ones), at most ``limit``; a server without the listing (404,
+        405) lists nothing."""
         try:
-            for entry in self.client.files.list(purpose="batch") if tried else ():
-                if entry.filename == name and entry.bytes == size:
-                    return entry.id
-        except Exception as error:  # a server without the listing: upload (only costs bytes)
-            if getattr(error, "status_code", None) not in (404, 405):
-                raise self._fail("listing the uploaded files failed", error) from None
-        try:
-            with path.open("rb") as handle:
-                return self.client.files.create(file=(name, handle), purpose="batch").id
+            for seen, entry in enumerate(listing()):
+                if seen >= limit:
+                    return
+                yield entry
         except Exception as error:
-            raise self._fail(f"uploading {path} failed", error) from None
+            if getattr(error, "status_code", None) in (404, 405):
+                return
+            raise self._fail(f"listing the {what} failed", error) from None
 
-    def find_batch(self, file_id: str) -> Any | None:
-        """A batch created from the file ``file_id`` (a creation whose reply was lost)."""
-        try:
-            for seen, batch in enumerate(self.client.batches.list(limit=100)):
-                if batch.input_file_id == file_id:
-                    return batch
-                if seen >= SEARCH_BATCHES:
-                    return None
-        except Exception as error:
-            raise self._fail("listing the batches failed", error) from None
+    def find_file(self, name: str, size: int) -> str | None:
+        """The id of an uploaded batch file named ``name`` of ``size`` bytes, or None."""
+        listing = lambda: self.client.files.list(purpose="batch", limit=PAGE)  # noqa: E731
+        for entry in self._listed(listing, SEARCH_FILES, "uploaded files"):
+            if entry.filename == name and entry.bytes == size and entry.status != "error":
+                return entry.id
         return None
 
-    def create(self, file_id: str, metadata: dict[str, str]) -> Any:
-        try:
-            return self.client.batches.create(
-                input_file_id=file_id,
-                endpoint=ENDPOINT,
-                completion_window=WINDOW,
-                metadata=metadata,
-            )
-        except Exception as error:
-            raise self._fail("creating the batch failed", error) from None
+    def find_batch(self, wanted: Mapping[str, str], file_id: str | None = None,
+                   known: Container[str] = ()) -> Any | None:  # fmt: skip
+        """The newest batch tagged ``wanted`` (or, untagged, made from ``file_id``) that is not
+        one of the ``known`` ones (recorded already: the same requests sent again after a
+        batch that answered none of them), or None."""
+        listing = lambda: self.client.batches.list(limit=PAGE)  # noqa: E731
+        for batch in self._listed(listing, SEARCH_BATCHES, "batches"):
+            if batch.id not in known and _is_ours(batch, wanted, file_id):
+                return batch
+        return None
+
+    def _once(self, make, look, what: str, looks=LOOK_AFTER):
+        """``make()`` without repeating what the server already did: after a failed attempt,
+        ``look()`` (after each pause of ``looks``) for what it may have made; ``(result,
+        found)``."""
+        from gavel.runner.retry import is_retryable
+
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return make(), False
+            except Exception as error:
+                # A refusal (4xx) is looked behind once; a lost reply a few times, apart.
+                for pause in looks if is_retryable(error) else looks[:1]:
+                    self.sleep(pause)
+                    found = look()
+                    if found is not None:
+                        return found, True
+                if attempt == ATTEMPTS or not is_retryable(error):
+                    raise self._fail(what, error) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def upload(self, path: Path, name: str) -> str:
+        """The id of ``path`` uploaded as ``name`` (purpose ``batch``): a file of that name and
+        size on the server already is taken, else it is uploaded."""
+        size = path.stat().st_size
+        found = self.find_file(name, size)
+        if found is not None:
+            return found
+
+        def make() -> str:
+            with path.open("rb") as handle:
+                return self.once.files.create(file=(name, handle), purpose="batch").id
+
+        file_id, _ = self._once(make, lambda: self.find_file(name, size),
+                                f"uploading {path} failed", LOOK_AFTER_UPLOAD)  # fmt: skip
+        return file_id
+
+    def create(self, file_id: str, metadata: dict[str, str],
+               known: Container[str] = ()) -> tuple[Any, bool]:  # fmt: skip
+        """The batch of ``file_id`` tagged ``metadata``, and whether it was found made (by an
+        attempt whose reply was lost) rather than made now."""
+
+        def make() -> Any:
+            return self.once.batches.create(input_file_id=file_id, endpoint=ENDPOINT,
+                                            completion_window=WINDOW, metadata=metadata)  # fmt: skip
+
+        look = lambda: self.find_batch(metadata, known=known)  # noqa: E731
+        return self._once(make, look, "creating the batch failed")
 
     def retrieve(self, batch_id: str) -> Any:
         try:

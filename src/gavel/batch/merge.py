@@ -19,10 +19,13 @@ failed online request is.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import click
 
 from gavel.errors import GavelError
 from gavel.models.base import Answer, Request
@@ -42,45 +45,93 @@ class BatchRequestError(GavelError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """One line of an output or error file."""
+    """One line of an output or error file (``bad``: why the line could not be read)."""
 
     body: Any = None
     status: int | None = None
     error: Any = None
+    bad: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.bad is None and self.error is None and self.status == 200
 
 
-def read_outcomes(*paths: Path) -> dict[str, Outcome]:
-    """Every ``custom_id``'s line in the files (later files win: an error file after the
-    output); a line that is not a batch result is an error naming file and line."""
+#: A ``custom_id`` in a line that is not JSON (a line cut short): whose sample it was.
+_CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _read_line(raw: bytes) -> tuple[str | None, Outcome | None, str | None]:
+    """``(custom_id, outcome, None)`` for a batch result line, else ``(custom_id or None,
+    None, why)``."""
+    try:
+        line = json.loads(raw)
+        custom_id = line["custom_id"]
+        response = line.get("response") or {}
+        if not isinstance(custom_id, str) or not isinstance(response, dict):
+            raise TypeError("custom_id must be text and response an object")
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        found = _CUSTOM_ID.search(raw)
+        try:
+            custom_id = json.loads(b'"' + found.group(1) + b'"') if found else None
+        except ValueError:
+            custom_id = None
+        return custom_id, None, f"{type(error).__name__}: {error}"
+    return custom_id, Outcome(response.get("body"), response.get("status_code"),
+                              line.get("error")), None  # fmt: skip
+
+
+def read_outcomes(*paths: Path, warn: Callable[[str], None] | None = None) -> dict[str, Outcome]:
+    """Every ``custom_id``'s line in the files (an output file, then its error file).
+
+    One bad line costs one sample: a line that is not a batch result (junk, a last line cut
+    short) becomes that sample's failure, naming the file and line, when its ``custom_id``
+    can still be read, and is otherwise passed over (its sample has no result, and is asked
+    again); every good line is taken. An id seen twice keeps its first answer (a later error
+    never replaces an answer); ids given different answers are counted in one warning.
+    """
+    warn = warn or (lambda text: click.echo(f"warning: {text}", err=True))
     outcomes: dict[str, Outcome] = {}
     for path in paths:
         if not path.exists():
             continue
+        bad: list[int] = []
+        differ = 0
         with path.open("rb") as handle:
             for number, raw in enumerate(handle, 1):
                 if not raw.strip():
                     continue
-                try:
-                    line = json.loads(raw)
-                    custom_id = line["custom_id"]
-                    response = line.get("response") or {}
-                    if not isinstance(custom_id, str) or not isinstance(response, dict):
-                        raise TypeError("custom_id must be text and response an object")
-                except (ValueError, KeyError, TypeError, AttributeError) as error:
-                    raise GavelError(
-                        f"{path}:{number}: not a batch output line ({error})"
-                    ) from None
-                status = response.get("status_code")
-                outcome = Outcome(response.get("body"), status, line.get("error"))
-                if custom_id in outcomes and outcome.error and outcomes[custom_id].error is None:
-                    continue  # an answer and a later error for the same id: keep the answer
-                outcomes[custom_id] = outcome
+                custom_id, outcome, why = _read_line(raw)
+                if outcome is None:
+                    bad.append(number)
+                    outcome = Outcome(bad=f"{path}:{number}: not a batch output line ({why})")
+                if custom_id is None:
+                    continue
+                earlier = outcomes.get(custom_id)
+                if earlier is None or (not earlier.answered and outcome.answered):
+                    outcomes[custom_id] = outcome
+                elif earlier.answered and outcome.answered and earlier.body != outcome.body:
+                    differ += 1
+        if bad:
+            shown = ", ".join(map(str, bad[:10])) + (", ..." if len(bad) > 10 else "")
+            warn(f"{path}: {len(bad)} line(s) are not batch results (line {shown}); their "
+                 "samples are asked again, every other line is taken")  # fmt: skip
+        if differ:
+            warn(f"{path}: {differ} custom_id(s) answered more than once with different "
+                 "answers; the first answer of each is kept")  # fmt: skip
     return outcomes
 
 
 def _error_text(error: Any) -> str:
+    """The words of a line's ``error``: OpenAI's ``{code, message}``, vLLM's text or its
+    error response (``{"error": {...}}`` or flat)."""
     if isinstance(error, dict):
+        inner = error.get("error")
+        if isinstance(inner, dict | str) and inner:
+            return _error_text(inner)
         code, message = error.get("code"), error.get("message")
+        if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
+            code = None  # an HTTP status, said once by the caller
         return ": ".join(str(part) for part in (code, message) if part) or json.dumps(error)
     return str(error)
 
@@ -88,13 +139,16 @@ def _error_text(error: Any) -> str:
 def read_answer(model: Any, outcome: Outcome, sent: tuple[int, int] | None, request: Request):
     """The answer of one outcome, read and checked as an online reply is; raises what an
     online request would (an HTTP status, an invalid response, an invalid answer)."""
+    if outcome.bad is not None:
+        raise BatchRequestError(outcome.bad)
     if outcome.status not in (None, 200):  # OpenAI: an error body; vLLM: ``error`` text
         from gavel.runner.failures import server_words
 
         error = BatchRequestError("", outcome.status, outcome.body)
         words = server_words(error) if outcome.body is not None else None
         words = words or _error_text(outcome.error or outcome.body)
-        raise BatchRequestError(f"HTTP {outcome.status}: {words}", outcome.status, outcome.body)
+        # The status is said once, by whoever shows the failure (classify: "HTTP 400: ...").
+        raise BatchRequestError(words, outcome.status, outcome.body)
     if outcome.error is not None or outcome.status is None:
         said = _error_text(outcome.error) if outcome.error is not None else "no response"
         raise BatchRequestError(f"the batch failed this request: {said}")
@@ -114,6 +168,10 @@ def read_answer(model: Any, outcome: Outcome, sent: tuple[int, int] | None, requ
 class BatchAnswers:
     """The run's model as the runner sees it during a merge: same name, settings and
     endpoint (so the same cache keys), answering from the batch instead of the network."""
+
+    #: Refusals in a batch's results are those samples' outcomes, never a reason to stop the
+    #: merge (the runner's rule for the first requests of a run is off).
+    refusals_to_stop = None
 
     def __init__(
         self, model: Any, answers: Mapping[str, Answer], failures: Mapping[str, Exception]

@@ -6,12 +6,17 @@ One call of :func:`run_batch`:
 2. writes the answers the cache already has (nothing is sent for them);
 3. finishes every part recorded in the batch folder and not yet merged: a killed run's batch
    is polled again, never created again (:mod:`gavel.batch.state`, :mod:`gavel.batch.client`);
-4. sends what is still unanswered as a new round (one or more parts, within the API's limits),
-   waits, merges; requests a batch failed, refused or never reached (an expired or cancelled
-   batch) are asked in the next round, up to ``rounds`` rounds in all, or once the first
-   round is done, online (``fallback="online"``);
+4. sends what is still unanswered as a new round (one or more parts, within the API's limits;
+   with a budget, only the requests whose upper-bound costs fit what is left of it), waits,
+   merges; requests a batch failed, refused or never reached (an expired batch, one cancelled
+   before this run waited on it) are asked in the next round, up to ``rounds`` rounds in all,
+   or once the first round is done, online (``fallback="online"``);
 5. writes what still failed as error lines, as an online run does (scored ``model_error``; the
    next run asks them again).
+
+A run stops early, with nothing lost and ``stopped`` saying why, when a batch it waits on is
+cancelled (by ``gavel batch cancel`` or anyone else: the user asked for it to stop, so nothing
+is sent again) or when not even one more request fits the budget.
 """
 
 from __future__ import annotations
@@ -21,11 +26,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gavel.batch.client import BatchClient
+from gavel.batch.client import BatchClient, tag
 from gavel.batch.merge import BatchAnswers, BatchRequestError, Merged, merge, read_outcomes
 from gavel.batch.poll import wait
 from gavel.batch.requests_file import (
@@ -36,7 +41,7 @@ from gavel.batch.requests_file import (
     sizes_path,
     write_parts,
 )
-from gavel.batch.state import BatchState, Part, batch_folder, load_state, save_state
+from gavel.batch.state import BatchState, Part, batch_folder, load_state, run_tag, save_state
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.models.base import Request
@@ -44,7 +49,11 @@ from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, drop_err
 from gavel.runner.cache import AnswerCache, model_identity
 from gavel.runner.failures import classify
 from gavel.runner.local import completed_ids
+from gavel.runner.retry import InvalidResponseError
 from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+
+if TYPE_CHECKING:
+    from gavel.cost.budget import Budget
 
 FALLBACKS = ("batch", "online")
 
@@ -81,6 +90,9 @@ class BatchRunSummary(AsyncRunSummary):
     stale: int = 0
     #: Requests an offline output file does not mention (left for another run).
     remaining: int = 0
+    #: Why the run stopped before every request was asked (a batch cancelled while it
+    #: waited, the budget): the caller reports it and exits 2; nothing was lost.
+    stopped: str | None = None
 
     def describe(self) -> str:
         text = super().describe()
@@ -138,6 +150,8 @@ class _Run:
         self.identity = model_identity(model)
         self.summary = BatchRunSummary(model=model.name)
         self._client: BatchClient | None = None
+        #: The batch cancelled while this run waited for it (the run then stops).
+        self.cancelled: str | None = None
 
     @property
     def client(self) -> BatchClient:
@@ -185,7 +199,8 @@ class _Run:
         state = load_state(self.folder)
         if state is None:
             return BatchState(kind=self.kind, model=self.model.name, base_url=base_url,
-                              api_key_env=self.inner.api_key_env, output=self.out.name)  # fmt: skip
+                              api_key_env=self.inner.api_key_env, output=self.out.name,
+                              run=run_tag(self.kind, self.out))  # fmt: skip
         if state.unfinished() and (state.model, state.base_url) != (self.model.name, base_url):
             raise GavelError(
                 f"{self.folder} records batches of {state.model} at {state.base_url} not yet "
@@ -193,6 +208,7 @@ class _Run:
                 f"(gavel batch cancel {self.out}) and delete {self.folder}"
             )
         state.model, state.base_url = self.model.name, base_url
+        state.run = state.run or run_tag(self.kind, self.out)
         return state
 
     def save(self, state: BatchState) -> None:
@@ -230,24 +246,26 @@ class _Run:
                            f"answered; `gavel batch cancel {self.out}` stops it", err=True)  # fmt: skip
             return Merged(AsyncRunSummary(model=self.model.name))
         client = self.client
-        if part.file_id is None:
-            tried, part.uploading = part.uploading, True
-            self.save(state)
-            part.file_id = client.upload(part.requests_path(self.folder),
-                                         f"gavel-{part.sha256[:16]}-{part.name}.jsonl", tried)  # fmt: skip
-            part.uploading = False
-            self.save(state)
         if part.batch_id is None:
-            found = client.find_batch(part.file_id) if part.creating else None
+            # Looked for first, whatever the state says: a lost state file, a lost reply.
+            wanted = tag(state.run, self.out.name, part.name, part.round, part.sha256)
+            known = {p.batch_id for p in state.parts if p.batch_id}
+            found = client.find_batch(wanted, part.file_id if part.creating else None, known)
+            adopted = found is not None
             if found is None:
+                if part.file_id is None:
+                    name = f"gavel-{part.sha256[:16]}-{part.name}.jsonl"
+                    part.file_id = client.upload(part.requests_path(self.folder), name)
+                    self.save(state)
                 part.creating = True  # a rerun after a lost reply looks for it first
                 self.save(state)
-                found = client.create(part.file_id, {"gavel_part": part.name,
-                                                     "gavel_sha256": part.sha256[:16]})  # fmt: skip
+                found, adopted = client.create(part.file_id, wanted, known)
+            if not adopted:
                 click.echo(f"created batch {found.id}: {part.count} requests "
                            f"(round {part.round}); recorded in {self.folder}", err=True)  # fmt: skip
             else:
-                click.echo(f"found batch {found.id} created by an earlier run", err=True)
+                click.echo(f"found batch {found.id} created by an earlier run or attempt (its "
+                           "reply was lost); not created again", err=True)  # fmt: skip
             part.batch_id, part.creating = found.id, False
             self.save(state)
         if not part.finished:
@@ -262,7 +280,10 @@ class _Run:
         return self.merge_part(state, part, keyed)
 
     def _wait(self, state: BatchState, part: Part) -> None:
+        seen: list[str] = []
+
         def record(batch: Any) -> None:
+            seen.append(batch.status)
             part.status = batch.status
             self.save(state)
 
@@ -276,6 +297,8 @@ class _Run:
                 f"with `gavel batch cancel {self.out}`"
             ) from None
         part.status, part.finished = batch.status, True
+        if batch.status == "cancelled" and seen[0] not in ("cancelling", "cancelled"):
+            self.cancelled = part.batch_id  # by someone else while this run waited
         part.output_file_id = batch.output_file_id
         part.error_file_id = batch.error_file_id
         errors = getattr(getattr(batch, "errors", None), "data", None) or []
@@ -299,8 +322,12 @@ class _Run:
         merged = merge(self.model, mine, outcomes, read_sizes(sizes_path(requests_path)),
                        self.out, cache=self.cache, missing=missing, final=False)  # fmt: skip
         self.summary.add(merged.summary)
-        self.summary.prompt_tokens += merged.refused_usage.get("prompt_tokens", 0)
-        self.summary.completion_tokens += merged.refused_usage.get("completion_tokens", 0)
+        # Refused replies were paid for but have no line: their tokens are kept with the part,
+        # where the ledger (gavel.cost.ledger) counts them.
+        part.refused_prompt_tokens = merged.refused_usage.get("prompt_tokens", 0)
+        part.refused_completion_tokens = merged.refused_usage.get("completion_tokens", 0)
+        self.summary.prompt_tokens += part.refused_prompt_tokens
+        self.summary.completion_tokens += part.refused_completion_tokens
         self.summary.stale += merged.stale
         part.merged, part.answered, part.failed = True, merged.summary.answered, len(merged.again)
         self.save(state)
@@ -314,9 +341,10 @@ class _Run:
 
 
 def _final_error(error: Exception) -> Exception:
-    """The failure written as the error line; a refused reply's tokens were counted already."""
-    if isinstance(error, InvalidAnswerError):
-        return InvalidAnswerError(str(error))
+    """The failure written as the error line; a refused reply's tokens were counted already
+    (in the summary, and in the part's record that the ledger reads)."""
+    if isinstance(error, InvalidAnswerError | InvalidResponseError):
+        return type(error)(str(error))
     return error
 
 
@@ -331,10 +359,18 @@ def run_batch(
     progress: bool = True,
     online: dict[str, Any] | None = None,
     prices: Prices | None = None,
+    budget: Budget | None = None,
 ) -> BatchRunSummary:
     """Answer every request not answered in ``out`` through the server's Batch API (see the
     module's text). ``online``: ``run_async`` options for the online fallback; ``prices``
-    (per 1,000 tokens: give the batch prices) adds the cost."""
+    (per 1,000 tokens: give the batch prices) adds the cost; ``budget`` (with each request's
+    ``bound``, at the batch price) lets a batch hold only the requests that fit what is left
+    of it, and holds the rest back (``stopped`` says so)."""
+    if budget is not None and settings.fallback == "online":
+        raise ConfigError(
+            "--max-cost with a batch fallback of online: not supported (online requests cost "
+            "more than the batch's); use the batch fallback"
+        )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -350,12 +386,15 @@ def run_batch(
         state = run.state()
         failures: dict[str, Exception] = {}
         rounds = 0
+        if budget is not None:
+            budget.summary = summary  # this run's spend, as the batches report it
         unfinished = state.unfinished()
         if unfinished:
             rounds += 1
             for part in unfinished:
-                failures |= run.drive(state, part, keyed).again
-        while True:
+                if run.cancelled is None:
+                    failures |= run.drive(state, part, keyed).again
+        while run.cancelled is None:
             keyed = run.keyed(unique)
             if (
                 not keyed
@@ -363,14 +402,33 @@ def run_batch(
                 or (settings.fallback == "online" and rounds >= 1)
             ):
                 break
-            if rounds or state.parts:
-                summary.re_asked += len(keyed)
+            sending = keyed
+            if budget is not None:  # only what fits what is left; the rest waits
+                chosen = {r.sample_id for r in budget.fitting(keyed.values())}
+                sending = {k: r for k, r in keyed.items() if r.sample_id in chosen}
+                if not sending:
+                    break
+            if rounds == 0 and state.parts:
+                summary.re_asked += len(sending)
+            else:
+                summary.re_asked += sum(r.sample_id in failures for r in sending.values())
             rounds += 1
-            for part in run.submit(state, keyed):
-                failures |= run.drive(state, part, keyed).again
+            for part in run.submit(state, sending):
+                if run.cancelled is None:
+                    failures |= run.drive(state, part, sending).again
         summary.rounds = rounds
         remaining = list(keyed.values())
-        if remaining and settings.fallback == "online":
+        # Requests the budget held back (never sent by this run): not failures, not written.
+        held = [r for r in remaining if r.sample_id not in failures] if budget else []
+        remaining = [r for r in remaining if r.sample_id in failures] if budget else remaining
+        if run.cancelled is not None:
+            left = len(run.keyed(unique))
+            summary.stopped = (
+                f"stopped: batch {run.cancelled} was cancelled while this run waited for it. "
+                f"Every answer it gave is kept in {out}; {left} request(s) are not answered "
+                "and were not sent again: rerun the same command to ask them in a new batch"
+            )
+        elif remaining and settings.fallback == "online":
             click.echo(f"asking {len(remaining)} request(s) online that the batch did not "
                        "answer", err=True)  # fmt: skip
             summary.online = len(remaining)
@@ -385,6 +443,10 @@ def run_batch(
             reason = BatchRequestError(f"not answered in {rounds} batch round(s)")
             run._write_with(remaining, {}, {r.sample_id: _final_error(failures.get(r.sample_id, reason))
                                             for r in remaining})  # fmt: skip
+        if budget is not None:  # held back by a round, yet maybe sent by a later one
+            budget.reached = bool(held)
+        if held and summary.stopped is None:
+            summary.stopped = budget.batch_message(out, len(held))
     finally:
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)

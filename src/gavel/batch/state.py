@@ -14,16 +14,22 @@ No key is ever written here: only the name of the variable that holds it.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
 import msgspec
 
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
+from gavel.io.reading import read_regular
+from gavel.io.safe_paths import UnsafePath, safe_component
 
 STATE_FILE = "state.json"
 #: Batch statuses after which nothing changes on the server.
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+#: What a part's name may be: one plain file name component (it names files in the folder).
+PART_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 class Part(msgspec.Struct, omit_defaults=True):
@@ -35,7 +41,7 @@ class Part(msgspec.Struct, omit_defaults=True):
     count: int
     #: SHA-256 of the requests file (its uploaded name carries the first 16 digits).
     sha256: str
-    #: Set just before the upload: a rerun then looks for the file before uploading again.
+    #: Written by earlier versions before an upload (a file is now always looked for first).
     uploading: bool = False
     file_id: str | None = None
     #: Set just before the batch is created: a rerun then looks for it before creating one.
@@ -53,6 +59,9 @@ class Part(msgspec.Struct, omit_defaults=True):
     #: After the merge: answers taken, requests to ask again.
     answered: int = 0
     failed: int = 0
+    #: Tokens of the replies refused at the merge (no line holds them; they were paid for).
+    refused_prompt_tokens: int = 0
+    refused_completion_tokens: int = 0
 
     def requests_path(self, folder: Path) -> Path:
         return folder / f"{self.name}.requests.jsonl"
@@ -76,6 +85,9 @@ class BatchState(msgspec.Struct, omit_defaults=True):
     endpoint: str = "/v1/chat/completions"
     parts: list[Part] = msgspec.field(default_factory=list)
     version: int = 1
+    #: The run's tag in its batches' ``metadata`` (:func:`run_tag`), kept so a moved folder
+    #: still finds the batches it made.
+    run: str = ""
 
     def unfinished(self) -> list[Part]:
         return [part for part in self.parts if not part.merged]
@@ -89,17 +101,44 @@ def batch_folder(out: Path) -> Path:
     return out.with_suffix(".batch") if out.suffix else out.with_name(out.name + ".batch")
 
 
+def run_tag(kind: str, out: Path) -> str:
+    """A run's tag: the same output file (and kind) always gets the same one, so a run whose
+    state file was lost finds its batches on the server again."""
+    return hashlib.sha256(f"{kind}\0{out.resolve()}".encode()).hexdigest()[:16]
+
+
+def plain_name(name: str, where: str) -> str:
+    """``name`` when it is one plain file name (no folder, no ``..``), else an error naming
+    ``where`` (the file and field it came from): nothing read from a state file may make a
+    path outside the batch folder."""
+    try:  # the package's one check of names from data, then gavel's own part-name alphabet
+        plain = PART_NAME.fullmatch(safe_component(name, "part name")) is not None
+    except UnsafePath:
+        plain = False
+    if not plain:
+        raise GavelError(
+            f"{where}: {name!r} is not a plain file name (letters, digits, '.', '_', '-'); "
+            "refused, as it would name a file outside the batch folder"
+        )
+    return name
+
+
 def load_state(folder: Path) -> BatchState | None:
     """The recorded state, or None when nothing was sent yet."""
     path = folder / STATE_FILE
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return None
     try:
-        return msgspec.json.decode(data, type=BatchState)
+        state = msgspec.json.decode(data, type=BatchState)
     except msgspec.DecodeError as error:  # never guessed: it names batches that cost money
         raise GavelError(f"{path}: not a gavel batch state file ({error})") from None
+    except RecursionError:
+        raise GavelError(f"{path}: not a gavel batch state file (nested too deeply)") from None
+    for index, part in enumerate(state.parts):
+        plain_name(part.name, f"{path}: parts[{index}].name")
+    return state
 
 
 def save_state(folder: Path, state: BatchState) -> None:

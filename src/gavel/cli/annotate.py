@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from gavel.cli.options import FiniteFloat
+from gavel.annotate import limits
+from gavel.cli.options import FiniteFloat, seed_type
 from gavel.errors import ConfigError
 
 
@@ -56,7 +57,9 @@ _DB = click.option(
     show_default=True,
     help="Share of items annotated by two annotators independently (for agreement).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Chooses the --double items.")
+@click.option(
+    "--seed", type=seed_type(), default=0, show_default=True, help="Chooses the --double items."
+)
 def init(
     db_path: Path, pairs: tuple[Path, ...], images: Path | None, double: float, seed: int
 ) -> None:
@@ -155,6 +158,46 @@ def _public_origin(ctx: click.Context, param: click.Parameter, value: str | None
         raise click.BadParameter(str(error)) from None
 
 
+#: The server's limits (docs/annotate.md, "Limits"): flag, type, default, help.
+_LIMITS = [
+    ("--request-seconds", FiniteFloat(0.1, 3600), limits.REQUEST_SECONDS,
+     "A request's headers and body must arrive within this, or its connection is closed."),
+    ("--max-connections", click.IntRange(1, 100_000), limits.MAX_CONNECTIONS,
+     "Open connections beyond which requests are answered 503."),
+    ("--max-connections-per-address", click.IntRange(1, 100_000), limits.MAX_PER_ADDRESS,
+     "Open connections one client address may hold (more are answered 503 at once)."),
+    ("--free-wrong-tokens", click.IntRange(1, 1_000_000), limits.FREE_WRONG_TOKENS,
+     "Wrong tokens from one address answered 401 before it must wait (429)."),
+    ("--free-wrong-tokens-network", click.IntRange(1, 1_000_000),
+     limits.FREE_WRONG_TOKENS_NETWORK, "The same for a network (/24 IPv4, /64 IPv6)."),
+    ("--free-wrong-tokens-all", click.IntRange(1, 1_000_000), limits.FREE_WRONG_TOKENS_ALL,
+     "The same for all clients together."),
+    ("--wrong-token-wait", FiniteFloat(0.01, 86_400), limits.FIRST_WAIT,
+     "Seconds of the first wait; each further wrong token doubles it."),
+    ("--wrong-token-max-wait", FiniteFloat(0.01, 86_400), limits.MAX_WAIT,
+     "The longest wait, in seconds."),
+    ("--wrong-token-forget", FiniteFloat(1, 10**7), limits.FORGET,
+     "Seconds without a wrong token after which an address or network is forgotten."),
+]  # fmt: skip
+#: The throttle's settings (gavel.annotate.throttle.TokenThrottle) by parameter name.
+_THROTTLE_FIELDS = {
+    "free_wrong_tokens": "free",
+    "free_wrong_tokens_network": "free_network",
+    "free_wrong_tokens_all": "free_all",
+    "wrong_token_wait": "first",
+    "wrong_token_max_wait": "cap",
+    "wrong_token_forget": "forget",
+}
+
+
+def _limit_options(command):
+    for flag, kind, default, text in reversed(_LIMITS):
+        command = click.option(flag, type=kind, default=default, show_default=True, help=text)(
+            command
+        )
+    return command
+
+
 @annotate.command()
 @_DB
 @click.option(
@@ -188,6 +231,7 @@ def _public_origin(ctx: click.Context, param: click.Parameter, value: str | None
     "Secure when it is https.",
 )
 @click.option("--access-log", is_flag=True, help="Log every request.")
+@_limit_options
 def serve(
     db_path: Path,
     host: str,
@@ -195,13 +239,23 @@ def serve(
     allowed_hosts: tuple[str, ...],
     public_origin: str | None,
     access_log: bool,
+    **limits: float,
 ) -> None:
     """Serve the annotation web app (Ctrl+C stops it; every save is already on disk).
 
     \b
     Behind a TLS proxy (docs/annotate.md, "Behind a TLS proxy"):
     gavel annotate serve --db project.sqlite --public-origin https://annotate.example.org
+
+    A valid token is always accepted; wrong ones are throttled per address, per network and
+    for everyone (docs/annotate.md, "Limits").
     """
+    if limits["max_connections_per_address"] > limits["max_connections"]:
+        raise click.BadParameter(
+            f"{limits['max_connections_per_address']} is above --max-connections "
+            f"{limits['max_connections']}",
+            param_hint="--max-connections-per-address",
+        )
     try:
         from gavel.annotate.server import serve as run_server
     except ImportError as error:
@@ -216,6 +270,10 @@ def serve(
             allowed_hosts=list(allowed_hosts),
             public_origin=public_origin,
             access_log=access_log,
+            request_seconds=limits["request_seconds"],
+            max_connections=limits["max_connections"],
+            max_per_address=limits["max_connections_per_address"],
+            throttle={field: limits[name] for name, field in _THROTTLE_FIELDS.items()},
         )
     except OSError as error:
         raise ConfigError(f"cannot listen on {host}:{port} ({error})") from None
@@ -237,7 +295,9 @@ def serve(
     help="Share of images in the test split (on average: each image's split is fixed by a "
     "seeded hash of its path alone, so it never moves as images are added).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Chooses the test images.")
+@click.option(
+    "--seed", type=seed_type(), default=0, show_default=True, help="Chooses the test images."
+)
 def export(db_path: Path, out: Path, split_by_image: bool, test_fraction: float, seed: int) -> None:
     """Write the reviewed items as GAVEL JSONL (checked with `gavel data validate`'s loader).
 

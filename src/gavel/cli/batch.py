@@ -3,10 +3,19 @@
 RUN is what the run wrote to: the predictions file (``pred.jsonl``: its batches are in
 ``pred.batch/``), a judge's replies file (``results.judge.jsonl``), a batch folder itself, or a
 run folder of ``gavel run`` (every batch folder in it: the model's and the judge's).
+
+The API key goes only where this call says: a state file is data, and alone never chooses the
+server the key is sent to or the variable it is read from. The server is ``--base-url``, else
+the one in ``state.json`` when ``OPENAI_BASE_URL``, the run's manifest (``pred.manifest.json``,
+or a judge's ``results.json``) or the OpenAI default agree with it; the variable is
+``--api-key-env``, else ``OPENAI_API_KEY``, else the one in ``state.json`` when the manifest
+agrees. Anything else is refused with the flags to give.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import click
@@ -31,20 +40,72 @@ def batch_folders(run: Path) -> list[Path]:
     return [folder]
 
 
-def _client(state, base_url: str | None, api_key_env: str | None):
+def _manifest_server(folder: Path, state) -> tuple[list[str], str | None]:
+    """The base URLs and key variable the run's manifest records (none when it has none
+    yet: a first run still waiting)."""
+    from gavel.manifest import run_manifest_path
+
+    if Path(state.output).name != state.output or state.output in ("", ".", ".."):
+        return [], None  # not a file beside the folder: no manifest read through it
+    output = folder.parent / state.output
+    if state.kind == "judge":
+        path = output.with_name(state.output.removesuffix(".judge.jsonl") + ".json")
+    else:
+        path = run_manifest_path(output)
+    try:
+        data = json.loads(path.read_bytes())
+        settings = (data.get("manifest", data).get("judge") or {}).get("model", {}) if (
+            state.kind == "judge") else data.get("adapter", {})  # fmt: skip
+        urls = settings.get("base_urls") or []
+        key = settings.get("api_key_env")
+        return [u for u in urls if isinstance(u, str)], key if isinstance(key, str) else None
+    except (OSError, ValueError, AttributeError):
+        return [], None
+
+
+def _server(folder: Path, state, base_url: str | None,
+            api_key_env: str | None) -> tuple[str, str]:  # fmt: skip
+    """Where this call sends the key, and the variable it reads it from (see the module's
+    text); a :class:`GavelError` when ``state.json`` alone would choose."""
+    from gavel.manifest import redact_userinfo
+    from gavel.models.openai_compat import DEFAULT_BASE_URL
+
+    where = folder / "state.json"
+    urls, key = _manifest_server(folder, state)
+    agreed = {DEFAULT_BASE_URL, (os.environ.get("OPENAI_BASE_URL") or "").rstrip("/"), *urls}
+    url = base_url or state.base_url
+    if base_url is None and redact_userinfo(state.base_url.rstrip("/")) not in agreed:
+        raise GavelError(
+            f"{where}: its base_url {redact_userinfo(state.base_url)!r} is not the run's "
+            "(no manifest or OPENAI_BASE_URL names it), and a state file alone never chooses "
+            "where the API key goes: give --base-url (and --api-key-env) to ask that server"
+        )
+    variable = api_key_env or state.api_key_env
+    if api_key_env is None and variable not in ("OPENAI_API_KEY", key):
+        raise GavelError(
+            f"{where}: its api_key_env {variable!r} is not the run's (no manifest names it), "
+            "and a state file alone never chooses which key is sent: give --api-key-env "
+            f"{variable} to send that variable's key"
+        )
+    return url, variable
+
+
+def _client(folder: Path, state, base_url: str | None, api_key_env: str | None):
     from gavel.batch.client import BatchClient
     from gavel.models.openai_compat import OpenAIChatModel
 
-    model = OpenAIChatModel(state.model, base_urls=[base_url or state.base_url],
-                            api_key_env=api_key_env or state.api_key_env)  # fmt: skip
+    url, variable = _server(folder, state, base_url, api_key_env)
+    model = OpenAIChatModel(state.model, base_urls=[url], api_key_env=variable)
     return BatchClient(model.batch_client(), model.redact)
 
 
 def _server_options(command):
     command = click.option("--api-key-env", default=None,
-                           help="Variable holding the key [default: the one the run used].")(command)  # fmt: skip
+                           help="Variable holding the key [default: OPENAI_API_KEY, or the run's when its "
+                           "manifest names it].")(command)  # fmt: skip
     command = click.option("--base-url", default=None,
-                           help="The server [default: the one the run used].")(command)  # fmt: skip
+                           help="The server [default: the run's, when its manifest or OPENAI_BASE_URL "
+                           "names it].")(command)  # fmt: skip
     return click.argument("run", type=click.Path(path_type=Path))(command)
 
 
@@ -76,7 +137,7 @@ def status(run: Path, base_url: str | None, api_key_env: str | None) -> None:
             elif part.finished:
                 line += f", batch {part.batch_id} {part.status}"
             else:
-                client = client or _client(state, base_url, api_key_env)
+                client = client or _client(folder, state, base_url, api_key_env)
                 reply = client.retrieve(part.batch_id)
                 done, failed, total = counts(reply)
                 line += (f", batch {part.batch_id} {reply.status}: {done} done, {failed} "
@@ -100,7 +161,7 @@ def cancel(run: Path, base_url: str | None, api_key_env: str | None) -> None:
         for part in state.parts:
             if part.batch_id is None or part.finished:
                 continue
-            client = client or _client(state, base_url, api_key_env)
+            client = client or _client(folder, state, base_url, api_key_env)
             reply = client.cancel(part.batch_id)  # the run records what it ends as
             cancelled += 1
             click.echo(f"batch {part.batch_id}: {reply.status}")

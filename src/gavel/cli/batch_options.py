@@ -108,9 +108,9 @@ class GenerateBatch:
         return bool(self.settings or self.requests_only or self.from_output)
 
     def run(self, model, prepared, out: Path, cache_path: Path | None, no_cache: bool,
-            progress: bool, concurrency: int | None):  # fmt: skip
+            progress: bool, concurrency: int | None, budget=None, prices=None):  # fmt: skip
         """The summary of the batch run (or the merge); after writing a requests file only,
-        the command ends here."""
+        the command ends here. ``budget``: ``--max-cost`` (at the batch price)."""
         from gavel.batch import runner
 
         cache = _cache(cache_path, no_cache)
@@ -133,7 +133,8 @@ class GenerateBatch:
             return runner.merge_output(model, prepared.requests, out, self.from_output, cache)
         return runner.run_batch(model, prepared.requests, out, cache=cache,
                                 settings=self.settings, progress=progress,
-                                online={"concurrency": concurrency or 16})  # fmt: skip
+                                online={"concurrency": concurrency or 16}, budget=budget,
+                                prices=prices)  # fmt: skip
 
 
 def _cache(cache_path: Path | None, no_cache: bool) -> Path | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from gavel.cli.options import bootstrap_type, seed_type
 from gavel.report.compare import compare_runs
 from gavel.report.tables import render
 from gavel.tables import Table
@@ -19,12 +20,12 @@ from gavel.tables import Table
 @click.option(
     "--bootstrap",
     "resamples",
-    type=click.IntRange(min=100),
+    type=bootstrap_type(100),
     default=2000,
     show_default=True,
     help="Paired bootstrap resamples.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=seed_type(), default=0, show_default=True)
 @click.option(
     "--format",
     "style",

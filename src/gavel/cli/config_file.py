@@ -53,32 +53,39 @@ def config_path(args: Sequence[str]) -> Path | None:
     return None if path is None else Path(path)
 
 
+#: Nodes a YAML config may expand to, aliases counted each time they are used: a flag file
+#: has a few dozen; a "billion laughs" file of 400 bytes has billions.
+MAX_YAML_NODES = 10_000
+
+
 def read_config(path: Path) -> dict[str, Any]:
-    """The file's keys (normalized to dashes) and values; an unreadable file is one error."""
+    """The file's keys (normalized to dashes) and values; an unreadable file is one error.
+
+    Only a regular file of at most :data:`~gavel.io.reading.CONFIG_BYTES` is read (a FIFO would
+    wait forever, ``/dev/zero`` fill memory); nesting too deep for the parser, integers too long
+    to convert, YAML aliases expanding beyond :data:`MAX_YAML_NODES`, and strings no flag can
+    take (a lone surrogate, a NUL character) are refused naming the file.
+    """
+    from gavel.io.reading import CONFIG_BYTES, read_small
+
     if path.suffix.lower() not in SUFFIXES:
         raise ConfigError(f"{path}: a config file is .toml, .yaml or .yml")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_small(path, CONFIG_BYTES, "a config file").decode("utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the config file: {error}") from None
-    if path.suffix.lower() == ".toml":
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path}: not valid YAML: {error}") from None
-        if data is None:
-            data = {}
+    try:
+        data = (
+            _parse_toml(path, text) if path.suffix.lower() == ".toml" else _parse_yaml(path, text)
+        )
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply") from None
+    except ValueError as error:  # tomllib and PyYAML convert integers with int()
+        if "integer string conversion" not in str(error):
+            raise
+        raise ConfigError(f"{path}: a number with too many digits") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config file holds flag = value pairs at its top level")
     keys: dict[str, Any] = {}
@@ -86,8 +93,77 @@ def read_config(path: Path) -> dict[str, Any]:
         name = str(key).replace("_", "-")
         if name in keys:
             raise ConfigError(f"{path}: key {key!r} is given twice (dashes and underscores)")
+        _check_text(path, name, key)
+        _check_text(path, name, value)
         keys[name] = value
     return keys
+
+
+def _parse_toml(path: Path, text: str) -> Any:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
+    """PyYAML's safe loader in two steps: the node graph is composed (aliases are shared
+    nodes there, so this is small), counted with each alias expanded, and only then turned into
+    values."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return {}
+        _count_nodes(path, node, [0])
+        return loader.construct_document(node)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    finally:
+        loader.dispose()
+
+
+def _count_nodes(path: Path, node: Any, seen: list[int]) -> None:
+    import yaml
+
+    seen[0] += 1
+    if seen[0] > MAX_YAML_NODES:
+        raise ConfigError(
+            f"{path}: expands to more than {MAX_YAML_NODES} values (aliases used over and "
+            "over?); a config file is a few flags"
+        )
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _count_nodes(path, item, seen)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            _count_nodes(path, key, seen)
+            _count_nodes(path, value, seen)
+
+
+def _check_text(path: Path, key: str, value: Any) -> None:
+    """Refuse a string no flag can take: a lone surrogate cannot be encoded, and a NUL ends a
+    path or a URL early at the operating system."""
+    from gavel.io.jsonl import surrogate_field
+
+    if surrogate_field(value) is not None:
+        raise ConfigError(f"{path}: key {key!r} holds a lone surrogate (not Unicode text)")
+    if _has_nul(value):
+        raise ConfigError(f"{path}: key {key!r} holds a NUL character")
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\0" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 def flag_names(param: click.Parameter) -> list[str]:

@@ -124,26 +124,55 @@ def show_dry_run(parts: list, style: str) -> None:
     click.echo(render(build_report(parts, resolved()), style), nl=False)
 
 
-def generation_estimate(flags: CostFlags, model, preset: str | None, requests, out: Path,
-                        cache: Path | None):  # fmt: skip
-    """The dry run's estimate of a generation: ``requests`` as ``gavel generate`` built them."""
-    from gavel.cost.estimate import Sending, estimate
+def _generation_sending(flags: CostFlags, model, preset: str | None):
+    """How a generation's requests go out, as the dry run counts them."""
+    from gavel.cost.estimate import Sending
     from gavel.cost.image_tokens import rule_for
-    from gavel.cost.prices import resolve_price
     from gavel.cost.tokens import counter_for
     from gavel.media.sampling import FrameSampling
-    from gavel.runner.cache import model_identity
 
-    sending = Sending(
+    return Sending(
         counter=counter_for(model.name, flags.tokenizer, "--tokenizer"),
         image_rule=rule_for(preset, model.name),
         max_image_side=model.capabilities.max_image_side,
         sampling=getattr(model, "sampling", None) or FrameSampling(),
         max_tokens=getattr(model, "max_tokens", None),
     )
-    price = resolve_price(model.name, flags.price, "--price")
+
+
+def generation_estimate(flags: CostFlags, model, preset: str | None, requests, out: Path,
+                        cache: Path | None, batch: bool = False):  # fmt: skip
+    """The dry run's estimate of a generation: ``requests`` as ``gavel generate`` built them
+    (at the batch price with ``batch``)."""
+    from gavel.cost.estimate import estimate
+    from gavel.cost.prices import resolve_price
+    from gavel.runner.cache import model_identity
+
+    sending = _generation_sending(flags, model, preset)
+    price = resolve_price(model.name, flags.price, "--price", batch)
     identity = model_identity(model) if cache is not None else ""
     return estimate("model", model.name, requests, sending, out, cache, identity, price)
+
+
+def _bound(sending, price, flag: str):
+    """Each request's upper-bound cost (a batch budget's): its input tokens as the dry run
+    counts them, and ``max_tokens`` of reply."""
+    from gavel.cost.estimate import input_tokens
+
+    if not sending.max_tokens:
+        raise ConfigError(f"--max-cost in batch mode needs a reply limit: give {flag}")
+    count = input_tokens(sending)
+    return lambda request: price.cost(count(request), sending.max_tokens)
+
+
+def _judge_sending(flags: CostFlags, judge):
+    """How an LLM judge's requests go out (text only), as the dry run counts them."""
+    from gavel.cost.estimate import Sending
+    from gavel.cost.image_tokens import ESTIMATE
+    from gavel.cost.tokens import counter_for
+
+    counter = counter_for(judge.name, flags.judge_tokenizer, "--judge-tokenizer")
+    return Sending(counter=counter, image_rule=ESTIMATE, max_tokens=judge.model.inner.max_tokens)
 
 
 def judge_estimate(flags: CostFlags, judge, items, judge_price: str | None,
@@ -151,17 +180,14 @@ def judge_estimate(flags: CostFlags, judge, items, judge_price: str | None,
     """The dry run's estimate of an LLM judge over ``items`` (as scoring builds them), plus
     ``planned`` samples not answered yet whose answers are taken as ``planned_reply`` tokens
     long (``gavel run --dry-run``)."""
-    from gavel.cost.estimate import Sending, estimate
-    from gavel.cost.image_tokens import ESTIMATE
+    from gavel.cost.estimate import estimate
     from gavel.cost.prices import resolve_price
-    from gavel.cost.tokens import counter_for
     from gavel.judge.protocol import judge_messages
     from gavel.runner.cache import model_identity
 
-    counter = counter_for(judge.name, flags.judge_tokenizer, "--judge-tokenizer")
-    inner = judge.model.inner
-    sending = Sending(counter=counter, image_rule=ESTIMATE, max_tokens=inner.max_tokens)
-    price = resolve_price(judge.name, judge_price, "--judge-price")
+    sending = _judge_sending(flags, judge)
+    counter = sending.counter
+    price = resolve_price(judge.name, judge_price, "--judge-price", _batch(judge))
     requests = judge.requests_for(items).values()
     identity = model_identity(judge.model)
     part = estimate("judge", judge.name, requests, sending, judge.replies, judge.cache,
@@ -249,8 +275,15 @@ def _planned_judge(flags, judge, generating, predictions, scoring, score_values,
 # --- the budget -----------------------------------------------------------------------------
 
 
-def generation_budget(flags: CostFlags, model, out: Path, local_async: bool):
-    """The ``--max-cost`` budget of a generation into ``out`` (None without the flag)."""
+def _batch(judge) -> bool:
+    """Whether an LLM judge sends its requests as a batch (``--judge-batch``)."""
+    return getattr(judge, "batch", None) is not None
+
+
+def generation_budget(flags: CostFlags, model, out: Path, local_async: bool,
+                      preset: str | None = None, batch: bool = False):  # fmt: skip
+    """The ``--max-cost`` budget of a generation into ``out`` (None without the flag); with
+    ``batch``, at the batch price and with each request's upper bound."""
     if flags.max_cost is None:
         return None
     if not local_async:
@@ -260,7 +293,7 @@ def generation_budget(flags: CostFlags, model, out: Path, local_async: bool):
     from gavel.cost.budget import Budget
     from gavel.cost.prices import resolve_price
 
-    price = resolve_price(model.name, flags.price, "--price")
+    price = resolve_price(model.name, flags.price, "--price", batch)
     if price is None:
         raise ConfigError(
             f"--max-cost needs the price of {model.name}: give --price IN,OUT (USD per "
@@ -271,6 +304,8 @@ def generation_budget(flags: CostFlags, model, out: Path, local_async: bool):
         what = f"the run (${flags.spent_elsewhere:.4f} by its judge before, the rest by {what})"
     budget = Budget.over(flags.max_cost, price, [(out, price)], what)
     budget.spent_before += flags.spent_elsewhere
+    if batch:
+        budget.bound = _bound(_generation_sending(flags, model, preset), price, "--max-tokens")
     return budget
 
 
@@ -283,7 +318,7 @@ def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
     from gavel.cost.budget import Budget
     from gavel.cost.prices import resolve_price
 
-    price = resolve_price(judge.name, judge_price, "--judge-price")
+    price = resolve_price(judge.name, judge_price, "--judge-price", _batch(judge))
     if price is None:
         raise ConfigError(
             f"--max-cost needs the judge's price ({judge.name}): give --judge-price IN,OUT "
@@ -295,6 +330,8 @@ def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
         what = f"the run (${flags.spent_elsewhere:.4f} by the model, the rest by {what})"
     judge.budget = Budget.over(flags.max_cost, price, files, what)
     judge.budget.spent_before += flags.spent_elsewhere
+    if _batch(judge):
+        judge.budget.bound = _bound(_judge_sending(flags, judge), price, "--judge-max-tokens")
 
 
 def runner_prices(flags: CostFlags, model) -> dict[str, tuple[float, float]] | None:
@@ -314,13 +351,14 @@ def stop_if_spent(budget, out: Path) -> None:
         raise GavelError(budget.message(out))
 
 
-def spent_by_generation(flags: CostFlags, spec: str, predictions: Path) -> float:
+def spent_by_generation(flags: CostFlags, spec: str, predictions: Path,
+                        batch: bool = False) -> float:  # fmt: skip
     """What a finished generation's file records as spent (``gavel run``'s judge gets the
-    rest of ``--max-cost``)."""
+    rest of ``--max-cost``); ``batch``: it ran as batches."""
     from gavel.cost.ledger import read_usage
     from gavel.cost.prices import resolve_price
 
-    price = resolve_price(spec.partition(":")[2] or spec, flags.price, "--price")
+    price = resolve_price(spec.partition(":")[2] or spec, flags.price, "--price", batch)
     return read_usage(predictions).cost(price) if price is not None else 0.0
 
 
@@ -332,7 +370,7 @@ def for_generate(flags: CostFlags, judge=None, judge_price: str | None = None) -
         from gavel.cost.ledger import read_usage
         from gavel.cost.prices import resolve_price
 
-        price = resolve_price(judge.name, judge_price, "--judge-price")
+        price = resolve_price(judge.name, judge_price, "--judge-price", _batch(judge))
         spent = read_usage(judge.replies).cost(price) if price is not None else 0.0
     given = {n: getattr(flags, n) for n in COMMAND_FLAGS["generate"]}
     return given | ({"spent_elsewhere": spent} if spent else {})

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gavel.cli.generate import default_cache
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, concurrency_type
 from gavel.models.registry import describe_specs, load_model
 from gavel.prompts import Template
 
@@ -45,7 +45,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--temperature", type=FiniteFloat(min=0), default=None),
         click.option(
             "--concurrency",
-            type=click.IntRange(min=1),
+            type=concurrency_type(),
             default=None,
             help="Requests in flight [default: 16 for remote models, 1 for local ones].",
         ),

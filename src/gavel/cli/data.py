@@ -11,6 +11,7 @@ import click
 from gavel.benchmarks.gavel.data import validate_file
 from gavel.benchmarks.gavel.split import parse_size, split_file
 from gavel.benchmarks.gavel.stats import data_stats
+from gavel.cli.options import seed_type, split_name
 from gavel.sources import resolve_data
 
 
@@ -111,7 +112,9 @@ def stats(file: Path, image_root: Path | None, style: str) -> None:
     default=None,
     help="Also hold out test images: a fraction or a count [default: no test file].",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Which images go where.")
+@click.option(
+    "--seed", type=seed_type(), default=0, show_default=True, help="Which images go where."
+)
 @click.option(
     "--out-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -162,7 +165,9 @@ def split(
     "split_name",
     default="test",
     show_default=True,
-    help="JSONL to Parquet: the split the rows form (data/SPLIT-00000-of-00001.parquet).",
+    callback=lambda ctx, param, value: split_name(value),
+    help="JSONL to Parquet: the split the rows form (data/SPLIT-00000-of-00001.parquet); "
+    "letters, digits and _, dots between them.",
 )
 @click.option(
     "--image-root",

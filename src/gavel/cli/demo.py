@@ -10,6 +10,7 @@ import click
 from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
 from gavel.benchmarks.registry import get_benchmark
 from gavel.benchmarks.spec import RunSettings
+from gavel.cli.options import seed_type
 from gavel.cli.score import write_run
 from gavel.errors import GavelError
 from gavel.examples import example_dir
@@ -112,7 +113,9 @@ def score_synthetic(
     help="Synthetic GAVEL samples per difficulty (DetailVerifyBench gets half as "
     "many, VideoHallucer a quarter as many pairs).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic sets.")
+@click.option(
+    "--seed", type=seed_type(), default=0, show_default=True, help="Seed of the synthetic sets."
+)
 def demo(out: Path, match: str, count: int, seed: int) -> None:  # fmt: skip
     """Run gavel end to end, offline, in well under a minute, and print three tables.
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import fps_type
 from gavel.parsing import convention_names
 
 BENCHMARKS = ("gavel", "detailverify", "videohallucer")
@@ -58,7 +58,7 @@ def export() -> None:
 )
 @click.option(
     "--fps",
-    type=FiniteFloat(min=0, min_open=True),
+    type=fps_type(),
     default=None,
     help="VideoHallucer: instead of --frames, one frame every 1/F seconds.",
 )
@@ -68,15 +68,21 @@ def export() -> None:
     default=None,
     help="With --fps: at most M frames per video [default: 32].",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write OUT/BENCHMARK/'s task files even over files gavel export did not write.",
+)
 def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | None,
               box_format: str, thinking: bool, answer_rule: str, frames: int | None,
-              fps: float | None, max_frames: int | None) -> None:  # fmt: skip
+              fps: float | None, max_frames: int | None, force: bool) -> None:  # fmt: skip
     """Write OUT/BENCHMARK/ (YAML, utils.py, docs.jsonl): an lmms-eval task that asks gavel's
     prompts and scores with gavel's scorer.
 
     \b
     Run it with:  lmms-eval --include_path OUT --tasks BENCHMARK --model ...
-    Export the other benchmarks into the same OUT to run them together.
+    Export the other benchmarks into the same OUT to run them together. A BENCHMARK folder
+    holding files gavel did not write (or changed since) is refused unless --force.
     """
     from gavel.integrations._gavel_api import TaskOptions
     from gavel.integrations.lmms_eval_task import export_task
@@ -90,6 +96,13 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
         thinking=thinking, answer_rule=answer_rule,
     )  # fmt: skip
     folder = export_task(
-        out, benchmark, data_file, options, frames=frames, fps=fps, max_frames=max_frames
+        out,
+        benchmark,
+        data_file,
+        options,
+        frames=frames,
+        fps=fps,
+        max_frames=max_frames,
+        force=force,
     )
     click.echo(f"wrote {folder}; run: lmms-eval --include_path {out} --tasks {benchmark}", err=True)

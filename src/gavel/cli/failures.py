@@ -58,21 +58,27 @@ def report_failure(error: Exception) -> int:
     Re-raises the exception itself when ``GAVEL_DEBUG`` is set and the error is unexpected.
     """
     if isinstance(error, OSError):
-        click.echo(f"error: {os_error_message(error)}", err=True)
+        _say(f"error: {os_error_message(error)}")
         return OS_ERROR_EXIT
     if isinstance(error, MemoryError):
-        click.echo("error: out of memory", err=True)
+        _say("error: out of memory")
         return OS_ERROR_EXIT
     if isinstance(error, sqlite3.DatabaseError):
-        click.echo(f"error: database: {error}", err=True)
+        _say(f"error: database: {error}")
         return OS_ERROR_EXIT
     if debugging():
         raise error
     text = str(error).splitlines()[0][:300] if str(error) else ""
-    click.echo(
+    _say(
         f"error: internal error ({type(error).__name__}{': ' + text if text else ''}); "
         f"this is a bug in gavel: rerun with {DEBUG_VARIABLE}=1 to see the traceback and "
-        "please report it",
-        err=True,
+        "please report it"
     )
     return BUG_EXIT
+
+
+def _say(line: str) -> None:
+    """Print an error line, never with the password of a URL in it."""
+    from gavel.manifest import redact_userinfo
+
+    click.echo(redact_userinfo(line), err=True)

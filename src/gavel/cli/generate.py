@@ -19,7 +19,7 @@ from gavel.cli.benchmark_flags import (
     make_selection,
     selection_options,
 )
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, concurrency_type, fps_type, json_object, seed_type
 from gavel.cli.rate_options import model_rate_options, rate_limit_options
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
@@ -27,6 +27,7 @@ from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
 from gavel.models.registry import builtin_prefixes, describe_specs, load_model
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
+from gavel.runner.max_failures import MaxFailures
 from gavel.sources import resolve_data
 
 #: Requests sent to a Ray replica at a time (``run_ray``'s own default).
@@ -39,6 +40,7 @@ MODEL_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "--api-key-env": ("api_key_env", ("openai",)),
     "--timeout": ("timeout", ("openai",)),
     "--no-model-check": ("model_check", ("openai",)),
+    "--extra-body": ("extra_body", ("openai",)),
     "--max-tokens": ("max_tokens", ("openai", "hf")),
     "--temperature": ("temperature", ("openai", "hf")),
     "--device": ("device", ("hf",)),
@@ -123,7 +125,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--concurrency",
-    type=click.IntRange(min=1),
+    type=concurrency_type(),
     default=None,
     help="Requests in flight [default: 16 for remote models, 1 for local ones].",
 )
@@ -157,6 +159,13 @@ def batching_settings(model, window: int) -> dict[str, object]:
     "run, for providers whose list omits it or refuses the call.",
 )
 @click.option("--temperature", type=FiniteFloat(min=0), default=None)
+@click.option(
+    "--extra-body",
+    default=None,
+    metavar="JSON",
+    help="openai: JSON merged into every request, for a server's own fields, e.g. "
+    '\'{"top_k": 1}\' or \'{"chat_template_kwargs": {"enable_thinking": false}}\'.',
+)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
     "--dtype",
@@ -235,7 +244,7 @@ def batching_settings(model, window: int) -> dict[str, object]:
 )
 @click.option(
     "--fps",
-    type=FiniteFloat(min=0, min_open=True),
+    type=fps_type(),
     default=None,
     help="VideoHallucer: instead of --frames, one frame every 1/F seconds (see --max-frames).",
 )
@@ -246,10 +255,17 @@ def batching_settings(model, window: int) -> dict[str, object]:
     help="With --fps: at most M frames per video, evenly thinned [default: 32].",
 )
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@click.option(
+    "--max-failures",
+    default=None,
+    metavar="N|P%",
+    help="Stop once more than N samples (or P% of those asked) failed [default: a run whose "
+    "server answers goes on to the end, each refused sample getting its error line].",
+)
 @selection_options
 @click.option(
     "--seed",
-    type=int,
+    type=seed_type(),
     default=0,
     show_default=True,
     help="Seed of --shuffle (gavel run: also of the bootstrap).",
@@ -266,6 +282,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
              no_cache: bool, image_root: Path | None,
              frame_count: int | None, fps: float | None, max_frames: int | None, no_progress: bool,
              no_model_check: bool = False, rpm: float | None = None, tpm: float | None = None,
+             max_failures: str | None = None, extra_body: str | None = None,
              limit: int | None = None, sample_ids: tuple[str, ...] = (), shuffle: bool = False,
              seed: int = 0, **benchmark_options) -> None:  # fmt: skip
     """Ask a model about every sample; each answer is saved verbatim as soon as it arrives.
@@ -281,6 +298,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     given = [flag for flag, value in ray_flags.items() if value is not None]
     if given and executor != "ray":
         raise click.UsageError(f"{', '.join(given)}: only with --executor ray")
+    failure_limit = MaxFailures.parse(max_failures) if max_failures is not None else None
     family = get_preset(preset) if preset else None
     remote = spec.startswith("openai:")
     options = {
@@ -294,16 +312,22 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     options |= {k: v for k, v in given if v is not None}
     if no_model_check:
         options["model_check"] = False
+    if extra_body is not None:
+        options["extra_body"] = json_object(extra_body, "--extra-body")
     options |= _frame_options(get_benchmark(benchmark), family, frame_count, fps, max_frames)
     options |= model_rate_options(spec, rpm, tpm, executor)
     refuse_foreign_flags(spec, {"base_urls": base_urls, "api_key_env": api_key_env,
                                 "timeout": timeout, "max_tokens": max_tokens,
                                 "model_check": False if no_model_check else None,
+                                "extra_body": extra_body,
                                 "temperature": temperature, "device": device, "dtype": dtype,
                                 "batch_size": batch_size, "frames": frame_count, "fps": fps,
                                 "max_frames": max_frames})  # fmt: skip
     data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
     batch_api = take_generate_flags(benchmark_options, spec, executor, options)
+    if failure_limit is not None and (batch_api.active or executor == "ray"):
+        raise click.UsageError("--max-failures: only for requests sent online by this process "
+                               "(not with --batch or --executor ray)")  # fmt: skip
     if executor == "ray":  # the replicas load the model; the driver only describes it
         from gavel.runner.ray_executor import driver_model
 
@@ -322,11 +346,13 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     flags = cost.cost_flags()
     cache = None if no_cache or not remote else (cache_path or default_cache())
     if flags.dry_run:  # nothing is sent, nothing written
-        estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache)
+        estimate = cost.generation_estimate(flags, model, preset, prepared.requests, out, cache,
+                                            batch=batch_api.settings is not None)  # fmt: skip
         return cost.show_dry_run([estimate], flags.dry_run_format)
-    budget = cost.generation_budget(
-        flags, model, out, remote and executor == "local" and not batching
-    )
+    offline = batch_api.requests_only or batch_api.from_output  # nothing sent: nothing to hold
+    budget = None if offline else cost.generation_budget(
+        flags, model, out, remote and executor == "local" and not batching, preset,
+        batch_api.settings is not None)  # fmt: skip
     manifest = build_manifest(
         benchmark,
         data_file=str(data_file),
@@ -347,7 +373,7 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         manifest.settings["rate_limits"] = {"rpm": rpm, "tpm": tpm}
     if batch_api.active:
         summary = batch_api.run(model, prepared, out, cache_path, no_cache, not no_progress,
-                                concurrency)  # fmt: skip
+                                concurrency, budget, cost.runner_prices(flags, model))  # fmt: skip
     elif executor == "ray":
         from gavel.runner.ray_executor import run_ray
 
@@ -360,6 +386,9 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
         if summary.resources is not None:
             manifest.settings["ray"] = summary.ray_settings()
     elif batching:
+        if failure_limit is not None:
+            raise click.UsageError(f"--max-failures does not apply to {spec}: it answers in "
+                                   "batches, with its own failure budget")  # fmt: skip
         if concurrency is not None:
             click.echo(f"note: --concurrency does not apply to {spec}: it answers one batch "
                        "at a time (--batch-size)", err=True)  # fmt: skip
@@ -381,31 +410,45 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
             progress=not no_progress,
             cache=cache,
             prices=cost.runner_prices(flags, model),
+            max_failures=failure_limit,
         )
+    served = getattr(model, "served", None)
+    if callable(served) and served():  # the model that answered (carried into results.json)
+        manifest.adapter["served_model"] = served()
     atomic_write_bytes(run_manifest_path(out), msgspec.json.format(msgspec.json.encode(manifest)))
     click.echo(f"{out}: {summary.describe()}", err=True)
     _judge_the_outcome(summary, out)
+    if getattr(summary, "stopped", None):  # a batch run that stopped (cancelled, budget)
+        raise GavelError(summary.stopped)
     cost.stop_if_spent(budget, out)
+    if summary.errors:
+        raise SamplesFailed(
+            f"{summary.errors} of {summary.answered} samples asked failed; their error lines, "
+            f"with the server's words, are in {out} (scored as model_error). Rerun the same "
+            "command to ask only those again"
+        )
+
+
+class SamplesFailed(GavelError):
+    """The run finished, but some samples got an error line instead of an answer (exit 2)."""
 
 
 def _judge_the_outcome(summary, out: Path) -> None:
-    """Fail a run in which every request sent failed, and warn when most did.
+    """Show the failed samples by cause; fail a run in which every request sent failed (a
+    run in which some did exits 2 too, once its manifest is written: :class:`SamplesFailed`).
 
     The failure budget stops a long run that keeps failing, but a short one (fewer requests
     than the budget looks at) could fail on every sample and still end "successfully". The
     error lines stay in ``out``: a rerun asks those samples again.
     """
+    causes = getattr(summary, "describe_failures", None)
+    if callable(causes) and causes():
+        click.echo(causes(), err=True)
     answers = summary.answered - summary.errors  # ``answered`` counts error lines too
     if summary.errors and answers == 0:
         raise GavelError(
             f"no request was answered: all {summary.errors} sent failed (their errors are in "
             f"{out}; rerun the same command to ask them again)"
-        )
-    if summary.errors > answers:
-        click.echo(
-            f"warning: {summary.errors} of {summary.answered} requests sent failed (their "
-            f"errors are in {out})",
-            err=True,
         )
 
 

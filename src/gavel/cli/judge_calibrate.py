@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from gavel.cli.options import seed_type
 from gavel.synth.scenes import DIFFICULTIES
 
 
@@ -57,9 +58,13 @@ def summary_table(result: dict[str, Any]) -> str:
     help="Synthetic samples in the fit set and in the held-out set (about 11 graded "
     "predictions each).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fit set.")
+@click.option("--seed", type=seed_type(), default=0, show_default=True, help="Seed of the fit set.")
 @click.option(
-    "--heldout-seed", type=int, default=1, show_default=True, help="Seed of the held-out set."
+    "--heldout-seed",
+    type=seed_type(),
+    default=1,
+    show_default=True,
+    help="Seed of the held-out set.",
 )
 @click.option(
     "--difficulty",

@@ -81,6 +81,15 @@ COMMANDS = {
 }
 
 
+class _RedactingFormatter(logging.Formatter):
+    """Log lines without the password of any URL's userinfo (a base URL may carry one)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from gavel.manifest import redact_userinfo
+
+        return redact_userinfo(super().format(record))
+
+
 @click.group(
     cls=LazyGroup,
     lazy_commands=COMMANDS,
@@ -113,7 +122,7 @@ def cli(verbose: int) -> None:
     """
     if verbose:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
         logger = logging.getLogger("gavel")
         logger.addHandler(handler)
         logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
@@ -130,10 +139,15 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as error:
+        from gavel.manifest import redact_userinfo
+
+        error.message = redact_userinfo(error.message)  # a flag's value may be a URL
         error.show()
         sys.exit(error.exit_code)
     except GavelError as error:
-        click.echo(f"error: {error}", err=True)
+        from gavel.manifest import redact_userinfo
+
+        click.echo(f"error: {redact_userinfo(str(error))}", err=True)
         sys.exit(getattr(error, "exit_code", 2))  # 130 for an interrupted run
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)

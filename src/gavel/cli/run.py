@@ -8,9 +8,9 @@ import click
 
 from gavel.benchmarks.registry import get_benchmark
 from gavel.cli import cost
-from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags
+from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import BenchmarkCommand
-from gavel.cli.generate import generate
+from gavel.cli.generate import SamplesFailed, generate
 from gavel.cli.score import judge_for, score
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
@@ -58,16 +58,21 @@ def _run(**kwargs) -> None:
     selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
-    take_judge_flags(dict(scoring), scoring["judge_spec"], out / "results.json")
+    judge_batch = take_judge_flags(dict(scoring), scoring["judge_spec"], out / "results.json")
     judge = judge_for(kwargs["benchmark"], out / "results.json",
                       **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
+    use_batch(judge, judge_batch)  # its prices (dry run, budget) are the batch prices
     generating = {**kwargs, **_for(bench, "generate", own)}
     if flags.dry_run:
         return cost.run_dry_run(ctx, generate, flags, predictions, generating, judge, scoring,
                                 _for(bench, "score", own))  # fmt: skip
-    ctx.invoke(generate, out=predictions, **generating,
-               **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
-    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions)
+    failed = None
+    try:
+        ctx.invoke(generate, out=predictions, **generating,
+                   **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
+    except SamplesFailed as error:  # scored all the same (model_error); the exit says so
+        failed = error
+    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions, bool(kwargs.get("batch")))
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],
@@ -80,6 +85,8 @@ def _run(**kwargs) -> None:
         **_for(bench, "score", own),
         **cost.for_score(flags, spent, judge),  # --max-cost: one budget, generation counted
     )
+    if failed is not None:
+        raise failed
 
 
 def _for(bench, command: str, values: dict) -> dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -18,7 +17,7 @@ from gavel.cli.benchmark_flags import (
     make_selection,
     selection_options,
 )
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, bootstrap_type, concurrency_type, json_object, seed_type
 from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import ConfigError, GavelError
 from gavel.integrations.inspect_log import is_inspect_log, reading_epoch
@@ -32,6 +31,7 @@ from gavel.io.run_files import (
     scores_path,
     sha256_of,
 )
+from gavel.manifest import redact_userinfo
 from gavel.records import Result, Score
 from gavel.report.tables import FORMATS, render
 from gavel.sources import resolve_data
@@ -47,6 +47,8 @@ def write_run(
     """
     encoder = msgspec.json.Encoder()
     per_sample = scores_path(out)
+    scores = [_without_userinfo(s) for s in scores]
+    result.warnings = redact_userinfo(result.warnings)
     lines = b"".join(encoder.encode(s) + b"\n" for s in scores)
     files = {per_sample.name: sha256_of(lines)}
     replies = judge_replies_path(out)
@@ -61,6 +63,13 @@ def write_run(
     before = None if line is None else (lambda: append_line(ledger_path(out), line))
     write_together([(per_sample, lines), (out, summary)], before_commit=before)
     return per_sample
+
+
+def _without_userinfo(score: Score) -> Score:
+    """A judge's error detail names its endpoint: never with the URL's password."""
+    if not getattr(score, "judge_detail", None):  # only GAVEL's scores have a judge
+        return score
+    return msgspec.structs.replace(score, judge_detail=redact_userinfo(score.judge_detail))
 
 
 def run_name(result: Result, predictions: Path, name: str | None) -> str:
@@ -92,7 +101,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-concurrency",
-            type=click.IntRange(min=1),
+            type=concurrency_type(),
             default=16,
             show_default=True,
             help="Judge requests in flight.",
@@ -167,12 +176,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
     from gavel.cli.generate import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
 
-    try:
-        extra = json.loads(judge_extra_body) if judge_extra_body else {}
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"--judge-extra-body is not JSON: {error}") from None
-    if not isinstance(extra, dict):
-        raise ConfigError("--judge-extra-body must be a JSON object")
+    extra = json_object(judge_extra_body, "--judge-extra-body")
     cache = None if no_judge_cache else (judge_cache or default_cache())
     price = _price(judge_price)
     options = JudgeOptions(
@@ -284,13 +288,17 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
 @click.option(
     "--bootstrap",
     "resamples",
-    type=click.IntRange(min=0),
+    type=bootstrap_type(),
     default=1000,
     show_default=True,
     help="Bootstrap resamples for 95% intervals (0 to skip).",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and of --shuffle."
+    "--seed",
+    type=seed_type(),
+    default=0,
+    show_default=True,
+    help="Seed of the bootstrap and of --shuffle.",
 )
 @judge_options
 @selection_options
@@ -343,4 +351,6 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     click.echo(render(spec.table([(label, result)]), style, [(label, result)]), nl=False)
     stopped = getattr(judge, "stopped", None)
     if stopped:  # everything is written; the exit status says the judging is not complete
-        raise GavelError(f"the judge did not finish: {stopped}")
+        error = GavelError(f"the judge did not finish: {stopped}")
+        error.exit_code = getattr(judge, "exit_code", 2)  # type: ignore[attr-defined]
+        raise error

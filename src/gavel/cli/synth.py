@@ -9,6 +9,7 @@ import click
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
 from gavel.benchmarks.spec import RunSettings
 from gavel.cli.benchmark_flags import BenchmarkCommand, benchmark_values
+from gavel.cli.options import seed_type
 from gavel.synth.scenes import DIFFICULTIES
 
 
@@ -24,7 +25,7 @@ from gavel.synth.scenes import DIFFICULTIES
     show_default=True,
     help="Samples (VideoHallucer: pairs, spread over its categories).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=seed_type(), default=0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output folder.")
 @click.option(
     "--difficulty",

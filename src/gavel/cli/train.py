@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import FiniteFloat, seed_type
 from gavel.train.template import BUILTIN
 
 _TEMPLATE_HELP = (
@@ -146,7 +146,7 @@ def _data_options(command):
     show_default=True,
     help="Gradient clipping (0: none).",
 )
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=seed_type(), default=0, show_default=True,
               help="Seeds the new embeddings, LoRA, the data order and dropout.")  # fmt: skip
 @click.option(
     "--save-every",

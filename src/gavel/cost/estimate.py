@@ -14,7 +14,7 @@ answers exist (the resume file, cache hits) their mean reply length is used, oth
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,22 +91,36 @@ def estimate(role: str, model: str, requests: Iterable[Request], sending: Sendin
                         replies.append(hit.usage["completion_tokens"])
                     continue
             result.to_send += 1
-            texts = [request.prompt] if request.system is None else [request.system, request.prompt]
-            result.text_tokens += sending.counter.chat(texts)
-            for path in request.images:
-                for width, height, frame in sizes.of(Path(path)):
-                    rule = sending.image_rule
-                    result.images += 1
-                    result.image_tokens += (rule.frame if frame else rule.image)(width, height)
+            text, images, image_tokens = sizes.tokens(request)
+            result.text_tokens += text
+            result.images += images
+            result.image_tokens += image_tokens
     finally:
         if store is not None:
             store.close()
     result.image_method = sending.image_rule.name if result.images else "no images"
     result.notes.extend(sizes.notes)
+    if sizes.unreadable > SHOWN_UNREADABLE:
+        result.notes.append(
+            f"not counted: {sizes.unreadable - SHOWN_UNREADABLE} more unreadable images or "
+            f"videos ({sizes.unreadable} in all)"
+        )
     _outputs(result, replies, sending.max_tokens)
     if price is not None:
         result.cost = price.cost(result.input_tokens, result.output_tokens)
     return result
+
+
+def input_tokens(sending: Sending) -> Callable[[Request], int]:
+    """The input tokens of one request as the dry run counts them (text and images): what a
+    batch run's budget adds ``max_tokens`` of reply to, for each request's upper bound."""
+    sizes = _Sizes(sending)
+
+    def count(request: Request) -> int:
+        text, _, images = sizes.tokens(request)
+        return text + images
+
+    return count
 
 
 def _outputs(result: Estimate, replies: list[int], max_tokens: int | None) -> None:
@@ -132,6 +146,10 @@ def _open_cache(path: Path | None):
     return AnswerCache(path)
 
 
+#: Unreadable images or videos named one by one in the notes; the rest are counted.
+SHOWN_UNREADABLE = 5
+
+
 class _Sizes:
     """The sizes as sent of a request's images, and of a video's sampled frames, remembered by
     path (a video's two questions share one scan)."""
@@ -140,6 +158,19 @@ class _Sizes:
         self.sending = sending
         self.known: dict[Path, list[tuple[int, int, bool]]] = {}
         self.notes: list[str] = []
+        self.unreadable = 0  # files that could not be read: named (up to a few), then counted
+
+    def tokens(self, request: Request) -> tuple[int, int, int]:
+        """``(text tokens, images and frames, their tokens)`` of one request."""
+        sending = self.sending
+        texts = [request.prompt] if request.system is None else [request.system, request.prompt]
+        images = image_tokens = 0
+        for path in request.images:
+            for width, height, frame in self.of(Path(path)):
+                rule = sending.image_rule
+                images += 1
+                image_tokens += (rule.frame if frame else rule.image)(width, height)
+        return sending.counter.chat(texts), images, image_tokens
 
     def of(self, path: Path) -> list[tuple[int, int, bool]]:
         if path not in self.known:
@@ -148,7 +179,8 @@ class _Sizes:
                     (*self._image(path), False)
                 ]  # fmt: skip
             except (OSError, GavelError) as error:
-                if len(self.notes) < 5:
+                self.unreadable += 1
+                if len(self.notes) < SHOWN_UNREADABLE:
                     self.notes.append(f"not counted: {path}: {error}")
                 found = []
             self.known[path] = found
@@ -162,8 +194,14 @@ class _Sizes:
     def _image(self, path: Path) -> tuple[int, int]:
         from PIL import Image
 
-        with Image.open(path) as image:  # reads the header only
-            return self._fit(*image.size)
+        from gavel.media.pixels import apply_pixel_limit, refusal
+
+        apply_pixel_limit()
+        try:
+            with Image.open(path) as image:  # reads the header only
+                return self._fit(*image.size)
+        except Image.DecompressionBombError as error:
+            raise refusal(path, error) from None
 
     def _video(self, path: Path) -> list[tuple[int, int, bool]]:
         import av

@@ -9,6 +9,9 @@ No second file is needed, and none can drift from the answers.
 
 Error lines count too while they are there (a reply refused by its reader was paid for); a
 rerun removes them before asking those samples again, so their usage leaves the ledger then.
+A batch run's replies refused at the merge (a reply with no choices, an invalid judge reply)
+are asked again in a next round and have no line: their tokens are kept with the batch's part
+in the batch folder's state file, and counted from there.
 """
 
 from __future__ import annotations
@@ -48,7 +51,10 @@ def read_usage(path: Path | None) -> Usage:
     """The usage recorded in ``path`` (a missing file is an empty ledger). Lines that do not
     decode (one cut short by a crash) are passed over: the run itself reports or repairs them."""
     usage = Usage()
-    if path is None or not Path(path).is_file():
+    if path is None:
+        return usage
+    _add_refused(usage, Path(path))
+    if not Path(path).is_file():
         return usage
     decoder = msgspec.json.Decoder(_Line)
     with Path(path).open("rb") as handle:
@@ -66,3 +72,17 @@ def read_usage(path: Path | None) -> Usage:
                 if line.completion_tokens is not None:
                     usage.reply_tokens.append(line.completion_tokens)
     return usage
+
+
+def _add_refused(usage: Usage, path: Path) -> None:
+    """The tokens of replies a batch run refused (kept in its state file, see above)."""
+    from gavel.batch.state import batch_folder, load_state
+    from gavel.errors import GavelError
+
+    try:
+        state = load_state(batch_folder(path))
+    except (GavelError, OSError):  # the batch run itself reports a damaged state file
+        return
+    for part in state.parts if state is not None else ():
+        usage.prompt_tokens += part.refused_prompt_tokens
+        usage.completion_tokens += part.refused_completion_tokens

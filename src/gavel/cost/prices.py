@@ -2,9 +2,11 @@
 
 Providers publish prices per million input and output tokens, so the flags take them in that
 unit (``--price 2.5,10``), and a price copied from a pricing page needs no conversion. The
-built-in table is a convenience for a first estimate only: prices change, differ by tier,
-region and batch discount, and the table says the date it was checked so a report can mark its
-figures as approximate.
+built-in table is a convenience for a first estimate only: prices change, differ by tier and
+region, and the table says the date it was checked so a report can mark its figures as
+approximate. It knows the providers' batch discount (:data:`BATCH_DISCOUNT`): a run through a
+Batch API (``--batch``, ``--judge-batch``) is priced at it, while a price given with ``--price``
+is taken as the price of what is sent, batch or not.
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ BUILT_IN: dict[str, tuple[float, float]] = {
 }
 
 
+#: The share of the standard price a Batch API request costs, by the table name's provider
+#: prefix (OpenAI, Anthropic and Google all give 50% off batch requests).
+BATCH_DISCOUNT: dict[str, float] = {"gpt-": 0.5, "claude-": 0.5, "gemini-": 0.5}
+
+
 def parse_price(text: str, flag: str) -> Price:
     """``IN,OUT`` (USD per million tokens) as a :class:`Price`, or a ConfigError naming
     ``flag``."""
@@ -71,21 +78,28 @@ def parse_price(text: str, flag: str) -> Price:
     return Price(given, taken, source=flag)
 
 
-def built_in_price(model: str) -> Price | None:
+def built_in_price(model: str, batch: bool = False) -> Price | None:
     """The table's price for ``model``: the longest table name the model's name starts with
     (``gpt-4o-2024-08-06`` is ``gpt-4o``, ``gpt-4o-mini`` is not), after a provider prefix
-    such as ``openai/``; None when the table does not know it."""
+    such as ``openai/``; None when the table does not know it. With ``batch``, the provider's
+    batch price."""
     name = model.rsplit("/", 1)[-1].lower()
     known = [key for key in BUILT_IN if name == key or name.startswith(key + "-")]
     if not known:
         return None
     key = max(known, key=len)
     given, taken = BUILT_IN[key]
+    if batch:
+        share = next(v for prefix, v in BATCH_DISCOUNT.items() if key.startswith(prefix))
+        return Price(given * share, taken * share, approximate=True,
+                     source=f"built-in table ({key}, batch price: {1 - share:.0%} off, "
+                     f"{TABLE_DATE})")  # fmt: skip
     return Price(given, taken, source=f"built-in table ({key}, {TABLE_DATE})", approximate=True)
 
 
-def resolve_price(model: str, text: str | None, flag: str) -> Price | None:
-    """The price a flag gives, else the built-in table's, else None."""
+def resolve_price(model: str, text: str | None, flag: str, batch: bool = False) -> Price | None:
+    """The price a flag gives (as given, batch or not), else the built-in table's (its batch
+    price with ``batch``), else None."""
     if text is not None:
         return parse_price(text, flag)
-    return built_in_price(model)
+    return built_in_price(model, batch)

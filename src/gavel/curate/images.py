@@ -55,5 +55,11 @@ def image_size(path: str | Path) -> tuple[int, int]:
     """Width and height from the file's header (the pixels are not decoded)."""
     from PIL import Image
 
-    with Image.open(path) as image:
-        return image.size
+    from gavel.media.pixels import apply_pixel_limit, refusal
+
+    apply_pixel_limit()
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except Image.DecompressionBombError as error:
+        raise refusal(path, error) from None

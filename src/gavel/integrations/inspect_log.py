@@ -11,11 +11,17 @@ A log of ``inspect eval --epochs N`` has N answers per sample, and a gavel bench
 it is refused unless one epoch is chosen (``gavel score --epoch K``; :func:`reading_epoch`).
 
 The log is read with inspect_ai's own log API, so every log format and version it reads works.
+A log is a ZIP archive, so before inspect reads it its members are inflated once, counting, up
+to :func:`max_log_bytes` in all (a 1 MB log can inflate to gigabytes); the ZIP reader stops
+each member at its declared size and checks its CRC, so a member that lies about its size is
+refused too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,11 +31,25 @@ from typing import Any
 import msgspec
 
 from gavel.errors import DataError, GavelError
+from gavel.io.jsonl import shown, surrogate_field
 
 #: What marks a predictions path as an inspect log.
 SUFFIX = ".eval"
 #: Where gavel's inspect tasks keep each answer's predictions line (inspect_tasks.py).
 PREDICTION_KEY = "gavel_prediction"
+#: The environment variable setting the most a log may inflate to, in MiB, and its default.
+MAX_LOG_MIB_VARIABLE = "GAVEL_MAX_LOG_MIB"
+MAX_LOG_MIB = 512
+
+
+def max_log_bytes() -> int:
+    """What a log's members may inflate to in all (``GAVEL_MAX_LOG_MIB``, default 512 MiB)."""
+    value = os.environ.get(MAX_LOG_MIB_VARIABLE, "").strip()
+    if not value:
+        return MAX_LOG_MIB << 20
+    if not value.isdigit() or int(value) < 1:
+        raise GavelError(f"{MAX_LOG_MIB_VARIABLE}={value!r}: expected a whole number of MiB")
+    return int(value) << 20
 
 
 #: The epoch to read of a multi-epoch log. The benchmarks open their predictions file
@@ -102,6 +122,7 @@ def predictions_of(path: Path) -> list[dict[str, Any]]:
             f"{path}: reading an inspect .eval log needs inspect_ai: "
             "pip install 'gavel-eval[inspect]'"
         ) from None
+    _check_inflated_size(path)  # after the import: inspect teaches zipfile its zstd members
     try:
         log = read_eval_log(str(path))
     except Exception as error:  # inspect's reader raises many kinds for a damaged file
@@ -109,7 +130,41 @@ def predictions_of(path: Path) -> list[dict[str, Any]]:
             path, None, None, f"not a readable inspect log: {_one_line(error)}"
         ) from None
     model = log.eval.model
-    return [_line(sample, model) for sample in _of_epoch(path, log.samples or [])]
+    lines = [_line(sample, model) for sample in _of_epoch(path, log.samples or [])]
+    for number, line in enumerate(lines, start=1):
+        where = surrogate_field(line)
+        if where is not None:  # no predictions line can hold it: it cannot even be encoded
+            raise DataError(
+                path, None, where or None,
+                f"sample {number} ({shown(line.get('id'))}): lone surrogate (not Unicode text)",
+            )  # fmt: skip
+    return lines
+
+
+def _check_inflated_size(path: Path) -> None:
+    """Refuse a log whose members inflate beyond :func:`max_log_bytes`, reading each through
+    :mod:`zipfile` (which stops at the declared size and checks the CRC) without keeping it."""
+    limit = max_log_bytes()
+    refusal = (
+        f"inflates to more than {limit >> 20} MiB (set {MAX_LOG_MIB_VARIABLE} to read a larger log)"
+    )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            if sum(member.file_size for member in members) > limit:
+                raise DataError(path, None, None, refusal)
+            for member in members:
+                try:
+                    handle = archive.open(member)
+                except NotImplementedError:  # a method zipfile lacks: the declared size stands
+                    continue
+                with handle:
+                    while handle.read(1 << 20):
+                        pass
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
+        raise DataError(path, None, None, f"not a readable inspect log: {error}") from None
+    except OSError as error:
+        raise DataError(path, None, None, f"cannot read ({error.strerror or error})") from None
 
 
 def _of_epoch(path: Path, samples: list[Any]) -> list[Any]:

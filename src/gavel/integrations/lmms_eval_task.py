@@ -8,6 +8,10 @@ reader (no Hub), asks the model with gavel's prompt, and hands the answers to ``
 whose functions are the ones below: the images (a video as gavel's sampled frames), the prompt,
 and aggregations that score the whole run with gavel's own scorer, so each lmms-eval metric is
 the number ``gavel score`` gives on the same answers.
+
+The folder may be the user's: gavel records what it wrote there (``.gavel-export.json``, the
+SHA-256 of each file) and writes again only over those files, unchanged; a folder holding
+anything else is refused unless ``force`` is given.
 """
 
 from __future__ import annotations
@@ -21,11 +25,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gavel.errors import GavelError
 from gavel.integrations import _gavel_api as api
 from gavel.io.files import write_together
+from gavel.io.run_files import file_sha256, sha256_of
 
 #: Tokens lmms-eval lets a model write per answer (``gavel generate``'s default).
 MAX_NEW_TOKENS = 1024
+#: What an export wrote into its folder: file name -> SHA-256.
+RECORD = ".gavel-export.json"
 
 
 def metric_key(name: str) -> str:
@@ -42,12 +50,26 @@ def export_task(
     frames: int | None = None,
     fps: float | None = None,
     max_frames: int | None = None,
+    force: bool = False,
 ) -> Path:
-    """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder.
+    """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder; a folder
+    holding files this export did not write is refused unless ``force``.
 
     ``data`` is what ``gavel score --data`` takes; Parquet and ``hf:`` data are read from
     gavel's data cache, where they are materialized once."""
     api.check_benchmark(benchmark)
+    folder = out / benchmark
+    if not force and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
+        raise GavelError(
+            f"{folder}: a symbolic link or a file, not a folder gavel export made; choose "
+            "another folder, or pass --force to write through it"
+        )
+    foreign = [] if force else foreign_files(folder)
+    if foreign:
+        raise GavelError(
+            f"{folder}: holds files gavel export did not write ({', '.join(foreign)}); choose "
+            "another folder, or pass --force to write the task's files over them"
+        )
     local, options = api.resolve_data(benchmark, str(data), options)
     data = local.resolve()
     if options.image_root:
@@ -57,13 +79,13 @@ def export_task(
     sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
     described = api.describe_sampling(**sampling)  # checks the sampling flags
     requests = api.load_requests(benchmark, data, options, described)
-    folder = (out / benchmark).resolve()
+    real = folder.resolve()  # the relative places are computed from its real path
     docs = b"".join(
         json.dumps(
             {
                 "id": r.sample_id,
                 "prompt": r.prompt,
-                "media": [_place(Path(p), folder) for p in r.images],
+                "media": [_place(Path(p), real) for p in r.images],
             }
         ).encode()
         + b"\n"
@@ -72,21 +94,21 @@ def export_task(
     root = options.image_root
     settings = {
         "benchmark": benchmark,
-        "data": _place(data, folder),
+        "data": _place(data, real),
         "options": {
             **options.as_dict(),
-            "image_root": _place(Path(root), folder) if root else None,
+            "image_root": _place(Path(root), real) if root else None,
         },
         "sampling": sampling,
     }
     folder.mkdir(parents=True, exist_ok=True)
-    write_together(
-        [
-            (folder / "docs.jsonl", docs),
-            (folder / "utils.py", _utils_source(settings).encode()),
-            (folder / f"{benchmark}.yaml", _yaml(benchmark).encode()),
-        ]
-    )
+    files = [
+        (folder / "docs.jsonl", docs),
+        (folder / "utils.py", _utils_source(settings).encode()),
+        (folder / f"{benchmark}.yaml", _yaml(benchmark).encode()),
+    ]
+    record = {path.name: sha256_of(payload) for path, payload in files}
+    write_together([*files, (folder / RECORD, json.dumps(record, indent=2).encode())])
     return folder
 
 
@@ -108,6 +130,27 @@ def find(place: Any, folder: Path | None) -> str:
     if folder is not None and (folder / place["relative"]).exists():
         return str((folder / place["relative"]).resolve())
     return place["absolute"]
+
+
+def foreign_files(folder: Path) -> list[str]:
+    """The names in ``folder`` that an export did not write, or that changed since."""
+    if not folder.is_dir():
+        return []
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    return sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if entry.name != RECORD
+        and not (
+            entry.is_file()
+            and not entry.is_symlink()
+            and record.get(entry.name) == file_sha256(entry)
+        )
+    )
 
 
 def _yaml(benchmark: str) -> str:
@@ -182,6 +225,7 @@ class GavelTask:
         them keeps gavel's pixels."""
         from PIL import Image
 
+        from gavel.media.pixels import apply_pixel_limit
         from gavel.models.openai_compat import VIDEO_SUFFIXES
 
         visuals: list[Any] = []
@@ -190,6 +234,7 @@ class GavelTask:
             if Path(path).suffix.lower() in VIDEO_SUFFIXES:
                 visuals.extend(self._sent_frames(Path(path)))
             else:
+                apply_pixel_limit()
                 with Image.open(path) as image:
                     visuals.append(image.convert("RGB"))
         return visuals

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
 from gavel.errors import DataError
+from gavel.io.reading import open_regular
 
 T = TypeVar("T")
 
@@ -33,7 +35,7 @@ class HashingReader:
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         try:
-            handle = self.path.open("rb")
+            handle = open_regular(self.path)  # a FIFO or /dev/zero is refused, not read
         except FileNotFoundError:
             raise DataError(self.path, None, None, "file not found") from None
         except IsADirectoryError:
@@ -99,19 +101,37 @@ def _has_surrogate(text: str) -> bool:
 
 def surrogate_field(value: Any, where: str = "") -> str | None:
     """The dotted path of the first string (or key) holding a lone surrogate; None if none."""
-    if isinstance(value, str):
-        return where if _has_surrogate(value) else None
+    return _first_field(value, lambda v: isinstance(v, str) and _has_surrogate(v), where)
+
+
+def non_finite_field(value: Any) -> str | None:
+    """The dotted path of the first NaN or infinity (which Python's reader accepts and
+    standard JSON has not); None if none."""
+    return _first_field(value, lambda v: isinstance(v, float) and not math.isfinite(v), "")
+
+
+def refuse_non_finite(value: Any, path: str | Path) -> None:
+    """A DataError naming the field when a results file holds NaN or infinity: every reader
+    of results files refuses them alike (a metric that is not a number compares as nothing)."""
+    where = non_finite_field(value)
+    if where is not None:
+        raise DataError(path, None, where or None, "not standard JSON: NaN or Infinity")
+
+
+def _first_field(value: Any, bad: Callable[[Any], bool], where: str) -> str | None:
+    if bad(value):
+        return where
     if isinstance(value, dict):
         for key, item in value.items():
             name = f"{where}.{key}" if where else str(key)
-            if isinstance(key, str) and _has_surrogate(key):
+            if bad(key):
                 return name.encode("utf-8", "backslashreplace").decode()
-            found = surrogate_field(item, name)
+            found = _first_field(item, bad, name)
             if found is not None:
                 return found
     if isinstance(value, list):
         for index, item in enumerate(value):
-            found = surrogate_field(item, f"{where}[{index}]")
+            found = _first_field(item, bad, f"{where}[{index}]")
             if found is not None:
                 return found
     return None
@@ -160,19 +180,9 @@ def decode_line(
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as error:
         message = str(error).split(" - at ")[0]
-        if "Expected" in message and _has_non_finite(value):
+        if "Expected" in message and non_finite_field(value) is not None:
             message = "non-finite number (NaN or Infinity)"
         raise DataError(path, number, field_of(error), message) from None
-
-
-def _has_non_finite(value: Any) -> bool:
-    if isinstance(value, float):
-        return value != value or value in (float("inf"), float("-inf"))
-    if isinstance(value, dict):
-        return any(_has_non_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_non_finite(v) for v in value)
-    return False
 
 
 def write_jsonl(path: str | Path, records: Any) -> None:

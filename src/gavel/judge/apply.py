@@ -140,10 +140,15 @@ def judge_result(
     usage = getattr(judge, "usage", None)
     if usage is not None:
         described["usage"] = usage()
+    served = getattr(judge, "served", None)
+    if callable(served) and served():  # the model that answered, as its server named it
+        described["served_model"] = served()
+    stopped = getattr(judge, "stopped", None)
+    if stopped:  # why the samples left are "not judged", beside the metrics they are out of
+        described["stopped"] = stopped
     result.metrics["explanation"] = summarize_judged(judged, described)
     result.manifest.judge = described
     result.counts[JUDGE_ERROR] = sum(j.status == JUDGE_ERROR for j in judged)
-    stopped = getattr(judge, "stopped", None)
     if stopped:
         result.warnings.append(
             f"the judge run stopped before every sample was judged ({stopped}); every other "

@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+from gavel.errors import GavelError
 from gavel.io.files import atomic_write_lines
 from gavel.io.predictions import PredictionReader
 from gavel.judge.items import JUDGE_ERROR, OK, Judged, JudgeItem, not_answered
@@ -119,8 +120,11 @@ class LLMJudge:
         self.budget: Any = None
         self.summary: AsyncRunSummary | None = None
         #: Why the last :meth:`judge` call stopped before every sample was asked (the
-        #: endpoint failed: unreachable, or the failure budget ran out); None when it finished.
+        #: endpoint failed: unreachable, the model not served, the failure budget ran out, or
+        #: Ctrl-C); None when it finished.
         self.stopped: str | None = None
+        #: The exit status the stop asks for (130 after Ctrl-C, else 2).
+        self.exit_code = 2
         #: ``gavel.batch.runner.BatchSettings`` to send the requests as a batch (None: online).
         self.batch: Any = None
 
@@ -143,19 +147,30 @@ class LLMJudge:
             "replies": str(self.replies) if self.replies is not None else None,
         }
 
+    def served(self) -> dict[str, Any]:
+        """The model that answered, as the judge's server named it (replies, ``/models``)."""
+        served = getattr(self.model.inner, "served", None)
+        return served() if callable(served) else {}
+
     def judge(self, items: Sequence[JudgeItem], progress: bool | None = None) -> list[Judged]:
         """One :class:`Judged` per item, in order; unanswered samples are not sent.
         ``progress`` overrides the constructor's choice of a progress bar."""
         if progress is not None:
             self.progress = progress
         requests = self.requests_for(items)
-        self.stopped = None
+        self.stopped, self.exit_code = None, 2
         with tempfile.TemporaryDirectory(prefix="gavel-judge-") as scratch:
             path = self.replies or Path(scratch) / "replies.jsonl"
             try:
                 self.summary = self._run(list(requests.values()), path)
-            except RunAborted as stop:  # the endpoint failed: keep what was judged
+                self.stopped = getattr(self.summary, "stopped", None)  # a batch run's stop
+            except (RunAborted, RunInterrupted) as stop:  # keep what was judged
                 self.summary, self.stopped = stop.summary, str(stop)
+                self.exit_code = getattr(stop, "exit_code", 2)
+            except GavelError as stop:  # the model check refused it, a batch interrupted...
+                self.stopped, self.exit_code = str(stop), getattr(stop, "exit_code", 2)
+            except KeyboardInterrupt:  # Ctrl-C outside the runner's own handling
+                self.stopped, self.exit_code = "interrupted (Ctrl-C)", 130
             if self.budget is not None and self.budget.reached and self.stopped is None:
                 self.stopped = self.budget.message(path)  # --max-cost: the rest is not asked
             replies = _read_replies(path, {r.sample_id for r in requests.values()})
@@ -204,7 +219,7 @@ class LLMJudge:
         try:
             return run_batch(self.model, requests, path, kind="judge", cache=self.cache,
                              settings=self.batch, progress=self.progress, online=online,
-                             prices=self.prices)  # fmt: skip
+                             prices=self.prices, budget=self.budget)  # fmt: skip
         except (BatchInterrupted, ConfigError):
             raise
         except GavelError as error:  # the server failed: keep what was judged, as online

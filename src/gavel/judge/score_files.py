@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import DataError
-from gavel.io.jsonl import parse_json, shown, surrogate_field
+from gavel.io.jsonl import parse_json, refuse_non_finite, shown, surrogate_field
+from gavel.io.reading import read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.judge.items import JUDGE_ERROR, NOT_ANSWERED, OK, STATUSES
 from gavel.metrics.agreement import SCALE
@@ -83,6 +84,7 @@ def read_scores(path: str | Path) -> ScoreFile:
     document, error = _whole_document(path, text)
     if error is None:
         if isinstance(document, dict) and "benchmark" in document and "metrics" in document:
+            refuse_non_finite(document, path)  # as `gavel report` does
             return _read_run(path, document)
         if isinstance(document, dict) and _is_record(document):
             return _read_lines(path, path, text, label=_stem(path))
@@ -102,7 +104,7 @@ _LAYOUTS = (
 
 def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path).decode("utf-8-sig")  # a BOM as the data readers take it
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     except UnicodeDecodeError as error:
@@ -218,7 +220,7 @@ def _label_of_scores(source: Path) -> str:
     if source.name.endswith(".scores.jsonl"):
         results = source.with_name(source.name[: -len(".scores.jsonl")] + ".json")
         try:
-            name = _judge_name(parse_json(results.read_bytes(), results))
+            name = _judge_name(parse_json(read_regular(results), results))
         except (OSError, DataError, AttributeError):
             name = None
         if name:

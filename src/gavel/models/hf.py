@@ -37,6 +37,7 @@ from PIL import Image
 
 from gavel.errors import ConfigError, GavelError
 from gavel.media.frames import sample_frames
+from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
 
@@ -472,10 +473,13 @@ def _video_size(path: Path) -> tuple[int, int] | None:
 
 
 def _open_image(path: Path) -> Image.Image:
+    apply_pixel_limit()
     try:
         image = Image.open(path)
         image.load()
-    except (OSError, Image.DecompressionBombError) as error:
+    except Image.DecompressionBombError as error:
+        raise refusal(path, error) from None
+    except OSError as error:
         raise GavelError(f"cannot read image {path}: {error}") from None
     return image
 

@@ -32,6 +32,12 @@ cannot settle the question (an error status such as 404 or 405, a body of anothe
 without names) never stops a run: it is one warning, and the run goes on unchecked.
 ``model_check=False`` (``--no-model-check``) skips the question, for providers whose list is
 known to be wrong.
+
+The model that answered is not always the one asked: a single-model ``llama-server`` answers any
+name with the one it holds. Every reply's ``model`` field and the ``GET /models`` list are kept
+(:meth:`OpenAIChatModel.served`, recorded in the manifest and the results), and a reply naming
+another model than the one asked is said once (a dated snapshot of it, ``gpt-4o-2024-08-06``
+for ``gpt-4o``, is the same model).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from gavel.errors import ConfigError, GavelError
 from gavel.manifest import redact_userinfo
 from gavel.media.frames import Frames, sample_frames
 from gavel.media.image_urls import data_url, encode_image, fit_within
+from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
 from gavel.models.base import Answer, Capabilities, Request
@@ -77,6 +84,8 @@ DEFAULT_MAX_TOKENS = 1024
 PREFLIGHT_TIMEOUT = 5.0
 #: Served models listed in a message at most.
 MAX_LISTED = 20
+#: Key variables whose absence was already said in this process.
+_NOTED_KEYS: set[str] = set()
 #: The command line's names for the settings, in what the advice after a refusal says.
 GENERATE_FLAGS = {
     "model": "--model openai:NAME",
@@ -84,7 +93,7 @@ GENERATE_FLAGS = {
     "api_key_env": "--api-key-env",
     "max_tokens": "--max-tokens",
     "temperature": "--temperature",
-    "extra_body": "the extra_body option",
+    "extra_body": "--extra-body",
     "model_check": "--no-model-check",
 }
 
@@ -176,6 +185,10 @@ class OpenAIChatModel:
         #: it changes no answer).
         self.model_check = model_check
         self._checked = False
+        #: The ``model`` field of the replies, with how many said it.
+        self.replied_as: dict[str, int] = {}
+        #: Every name ``GET /models`` listed (None: not asked, or no list).
+        self.server_lists: list[str] | None = None
 
     def __repr__(self) -> str:  # the default would be harmless, but be explicit: no key
         return f"OpenAIChatModel({self.model!r}, base_urls={self.base_urls!r})"
@@ -196,7 +209,9 @@ class OpenAIChatModel:
             "which servers started without an API key (vLLM's default) accept"
         )
         self.notes.append(note)
-        log.warning(note)
+        if self.api_key_env not in _NOTED_KEYS:  # once per variable (gavel run builds a judge
+            _NOTED_KEYS.add(self.api_key_env)  # to check its flags, then again to score)
+            log.warning(note)
         return PLACEHOLDER_KEY
 
     # --- the adapter protocol ----------------------------------------------------------------
@@ -222,9 +237,11 @@ class OpenAIChatModel:
         }
 
     def redact(self, text: str) -> str:
-        """``text`` with the key replaced, for anything that may echo it (error messages)."""
+        """``text`` with the key and every URL's userinfo replaced, for anything that may echo
+        them (error messages, a sample's error detail)."""
         key = self.__key
-        return text.replace(key, "***") if key and key != PLACEHOLDER_KEY else text
+        text = text.replace(key, "***") if key and key != PLACEHOLDER_KEY else text
+        return redact_userinfo(text)
 
     def answer(self, request: Request) -> Answer:
         """Blocking form of :meth:`answer_async` (for the in-process runner)."""
@@ -283,7 +300,12 @@ class OpenAIChatModel:
     def answer_of(self, completion: Any, sent: tuple[int, int] | None) -> Answer:
         """The answer a completion body holds (online or from a batch output line), or
         :class:`InvalidResponseError` for a broken one."""
-        text, usage, finish_reason = _read_completion(completion)
+        try:
+            text, usage, finish_reason = _read_completion(completion)
+        except InvalidResponseError as error:  # a reply without choices is paid for all the same
+            error.usage = _usage_of(completion)  # type: ignore[attr-defined]
+            raise
+        self._note_served(completion.get("model"))
         input_size = None
         if sent is not None and self.box_format == "resized-pixel":
             input_size = qwen_smart_resize(*sent)
@@ -312,6 +334,31 @@ class OpenAIChatModel:
         for client in self._clients.pop(asyncio.get_running_loop(), []):
             await client.close()
 
+    # --- the model that answered -------------------------------------------------------------
+
+    def served(self) -> dict[str, Any]:
+        """What the servers said they are: the replies' ``model`` names and the names
+        ``GET /models`` listed (each only when known); for the manifest and the results."""
+        found: dict[str, Any] = {}
+        if self.replied_as:
+            found["replies"] = sorted(self.replied_as, key=lambda n: -self.replied_as[n])
+        if self.server_lists is not None:
+            found["listed"] = self.server_lists[:MAX_LISTED]
+        return found
+
+    def _note_served(self, name: Any) -> None:
+        """Count a reply's ``model``; say once when it is another model than the one asked."""
+        if not isinstance(name, str) or not name:
+            return
+        first = not self.replied_as
+        self.replied_as[name] = self.replied_as.get(name, 0) + 1
+        if first and not _same_model(self.model, name):
+            log.warning(
+                "%s answered as %r, not the %r asked (a server holding one model answers any "
+                "name with it): the predictions keep the name asked; the manifest records the "
+                "one that answered", redact_userinfo(self.endpoint), name, self.model,
+            )  # fmt: skip
+
     # --- before and after a run's failures ---------------------------------------------------
 
     async def preflight(self) -> None:
@@ -321,11 +368,12 @@ class OpenAIChatModel:
         if self._checked or not self.model_check:
             return
         self._checked = True
-        for index, url in enumerate(self.base_urls):
+        for index, url in enumerate(redact_userinfo(list(self.base_urls))):
             entries = await self._served(index)
             if not entries:
                 continue
             names = [entry["id"] for entry in entries]
+            self.server_lists = [*(self.server_lists or []), *names]
             if _listed(self.model, names):
                 continue
             self.listed = names
@@ -344,7 +392,7 @@ class OpenAIChatModel:
         model is served (then the run goes on unchecked)."""
         from gavel.runner.failures import classify
 
-        url = self.base_urls[index]
+        url = redact_userinfo(self.base_urls[index])  # named in messages only
         client = self._client(index).with_options(timeout=PREFLIGHT_TIMEOUT)
         try:
             reply = await client.get("/models", cast_to=object)
@@ -402,6 +450,17 @@ class OpenAIChatModel:
         """What to check after the server refused every request with ``status``."""
         said = (words or "").lower()
         flags = self.flags
+        if status is not None and status >= 500:
+            if any(word in said for word in ("image", "vision", "multimodal", "mmproj")):
+                return (
+                    f"The server at {redact_userinfo(self.endpoint)} cannot take image input: serve a vision "
+                    "model with its image projector (llama-server: --mmproj), or a text "
+                    "benchmark"
+                )
+            return (
+                f"The server at {redact_userinfo(self.endpoint)} fails every request alike: see its log; the "
+                f"options sent may be ones it cannot handle{self._extra_note()}"
+            )
         if status in (401, 403):
             return (
                 f"The server refused the API key: check that {self.api_key_env} "
@@ -424,13 +483,16 @@ class OpenAIChatModel:
                 f"No such route at {self.endpoint}: check {flags['base_url']} (it usually "
                 f"ends in /v1, as http://host:8000/v1){listed}"
             )
-        extra = ""
-        if self.extra_body:  # the server's words name no field, but these are not standard
-            extra = f" ({', '.join(self.extra_body)}, sent because of {flags['extra_body']})"
         return (
             f"Check {flags['model']} (the name as GET /v1/models lists it), "
-            f"{flags['base_url']} and the options sent{extra}{listed}"
+            f"{flags['base_url']} and the options sent{self._extra_note()}{listed}"
         )
+
+    def _extra_note(self) -> str:
+        """The extra fields sent, which the server's words may be about without naming them."""
+        if not self.extra_body:
+            return ""
+        return f" ({', '.join(self.extra_body)}, sent because of {self.flags['extra_body']})"
 
     # --- request building --------------------------------------------------------------------
 
@@ -458,6 +520,7 @@ class OpenAIChatModel:
         return fit_within((width, height), self.max_image_side)
 
     def _encode_file(self, path: Path) -> tuple[str, tuple[int, int]]:
+        apply_pixel_limit()
         try:
             data = path.read_bytes()
             image = Image.open(io.BytesIO(data))
@@ -473,7 +536,9 @@ class OpenAIChatModel:
             ):
                 return data_url(data, source), size
             image.load()
-        except (OSError, Image.DecompressionBombError) as error:
+        except Image.DecompressionBombError as error:
+            raise refusal(path, error) from None
+        except OSError as error:
             raise GavelError(f"cannot read image {path}: {error}") from None
         jpeg = self.image_format == "jpeg" or (self.image_format == "auto" and source == "JPEG")
         return encode_image(image, target, jpeg)
@@ -509,6 +574,18 @@ class OpenAIChatModel:
         return clients[index]
 
 
+def _same_model(asked: str, answered: str) -> bool:
+    """Whether a reply's ``model`` names the model asked: the same name, a dated snapshot of
+    it (``gpt-4o-2024-08-06``), or it with a provider's prefix (``models/``, ``org/``)."""
+    asked, answered = asked.lower(), answered.lower()
+    return (
+        answered == asked
+        or answered.startswith(asked + "-")
+        or answered.endswith("/" + asked)
+        or asked.endswith("/" + answered)
+    )
+
+
 def _listed(model: str, names: list[str]) -> bool:
     """Whether ``model`` is among ``names`` as servers spell them: as is, with Ollama's
     default tag (``llava:latest``) or Gemini's ``models/`` prefix."""
@@ -542,6 +619,18 @@ def _http_client(timeout: float, url: str) -> Any:
         return None
 
 
+def _usage_of(completion: Any) -> dict[str, int]:
+    """The token counts a reply reports (none for a reply of another shape)."""
+    usage: dict[str, int] = {}
+    given = completion.get("usage") if isinstance(completion, dict) else None
+    if isinstance(given, dict):
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = given.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                usage[name] = value
+    return usage
+
+
 def _read_completion(completion: Any) -> tuple[str, dict[str, int], str | None]:
     """The answer text, token usage and finish reason (``length``: cut off by ``max_tokens``),
     or :class:`InvalidResponseError` for a broken reply."""
@@ -563,13 +652,7 @@ def _read_completion(completion: Any) -> tuple[str, dict[str, int], str | None]:
         text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
     if not isinstance(text, str):
         raise InvalidResponseError("the server's reply content is not text")
-    usage: dict[str, int] = {}
-    given = completion.get("usage")
-    if isinstance(given, dict):
-        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            value = given.get(name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                usage[name] = value
+    usage = _usage_of(completion)
     finish_reason = choice.get("finish_reason")
     return text, usage, finish_reason if isinstance(finish_reason, str) else None
 

@@ -43,7 +43,18 @@ def load_model(spec: str, **options: Any) -> Model:
     factory = plugin.load()
     if not callable(factory):
         raise plugin.refuse(f"is a {type(factory).__name__}, not a factory of models")
-    return plugin.call(factory, argument, **options)
+    model = plugin.call(factory, argument, **options)
+    missing = [name for name in _MODEL_PARTS if not hasattr(model, name)]
+    if missing or not callable(model.answer) or not callable(model.settings):
+        raise plugin.refuse(
+            f"returned a {type(model).__name__}, not a model (a model has "
+            f"{', '.join(_MODEL_PARTS[:-1])} and {_MODEL_PARTS[-1]}; docs/plugins.md)"
+        )
+    return model
+
+
+#: What every model has (gavel.models.base.Model); the runner reads them all.
+_MODEL_PARTS = ("name", "capabilities", "settings", "answer")
 
 
 def builtin_prefixes() -> list[str]:

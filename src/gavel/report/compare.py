@@ -19,7 +19,8 @@ import msgspec
 import numpy as np
 
 from gavel.errors import DataError, GavelError
-from gavel.io.jsonl import field_of, parse_json
+from gavel.io.jsonl import field_of, parse_json, refuse_non_finite
+from gavel.io.reading import read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.metrics.grounding import IOU_TOLERANCE, THRESHOLDS, key
 
@@ -109,12 +110,13 @@ def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             raise DataError(results, None, None, "is a folder without results.json")
         results = inside
     try:
-        payload = results.read_bytes()
+        payload = read_regular(results)
     except FileNotFoundError:
         raise DataError(results, None, None, "file not found") from None
     except OSError as error:
         raise DataError(results, None, None, f"cannot read ({error.strerror})") from None
     result = parse_json(payload, results)
+    refuse_non_finite(result, results)  # as `gavel report` does
     if not isinstance(result, dict):
         raise DataError(results, None, None, "not a gavel results file (not a JSON object)")
     if not isinstance(result.get("benchmark"), str) or result["benchmark"] not in UNITS:

@@ -132,6 +132,9 @@ def write_thumbnail(source: Path, out: Path, side: int) -> str | None:
     try:
         from PIL import Image
 
+        from gavel.media.pixels import apply_pixel_limit
+
+        apply_pixel_limit()  # a huge image gets no thumbnail (and no warning is printed)
         with Image.open(source) as image:
             image.draft("RGB", (side, side))  # JPEG: decode at a reduced scale, much faster
             image = image.convert("RGB")

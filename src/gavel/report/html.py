@@ -32,7 +32,8 @@ import msgspec
 
 from gavel import __version__
 from gavel.errors import ConfigError, DataError, GavelError
-from gavel.io.jsonl import field_of, parse_json
+from gavel.io.jsonl import field_of, parse_json, refuse_non_finite
+from gavel.io.reading import read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.records import CATEGORY_COLUMNS, Result
 from gavel.report.gallery import (
@@ -69,13 +70,14 @@ def results_file(run: Path) -> Path:
 def load_run(run: Path) -> RunView:
     path = results_file(run)
     try:
-        payload = path.read_bytes()
+        payload = read_regular(path)
     except FileNotFoundError:
         raise DataError(
             path, None, None, "results file not found (written by `gavel score`)"
         ) from None
     except OSError as error:
         raise DataError(path, None, None, f"cannot read ({error.strerror})") from None
+    payload = payload.removeprefix(b"\xef\xbb\xbf")  # a BOM, as the data readers take it
     try:
         result = msgspec.json.decode(payload, type=Result)
     except msgspec.ValidationError as error:
@@ -84,10 +86,9 @@ def load_run(run: Path) -> RunView:
             path, None, field_of(error), f"not a gavel results file ({message})"
         ) from None
     except (msgspec.DecodeError, RecursionError):
-        parse_json(payload, path)  # names the problem: not UTF-8, too deep, a lone surrogate
-        raise DataError(
-            path, None, None, "not a gavel results file (not standard JSON: NaN or Infinity?)"
-        ) from None
+        # names the problem: not UTF-8, too deep, a lone surrogate, NaN or infinity's field
+        refuse_non_finite(parse_json(payload, path), path)
+        raise DataError(path, None, None, "not a gavel results file (not standard JSON)") from None
     raw = json.loads(payload)
     scores_file = scores_path(path)
     scores: list[dict[str, Any]] | None = None

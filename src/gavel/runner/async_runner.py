@@ -10,24 +10,32 @@ counts it. The output file has the same contract as the in-process runner's
   ``fsync_interval`` seconds and at the end), so a crash, even ``kill -9``, loses only the
   requests in flight and at most one line cut short, which the next run removes;
 - rerunning the same command skips every id already answered and never writes an id twice;
-- a request that still fails after its retries is written with ``error`` set, so scoring counts
-  it as ``model_error``. A rerun retries those: before starting it rewrites the file without its
-  error lines (atomically: a temporary file renamed over it), then treats those ids as not done.
-  ``retry_errors=False`` keeps them instead.
+- a request that still fails after its retries is written with ``error`` set (the server's
+  words, its ``error_kind``), so scoring counts it as ``model_error``. A rerun asks those again:
+  before starting it takes the error lines out of the file (atomically: a temporary file
+  renamed over it) and treats those ids as not done; when the run ends, however it ends (done,
+  stopped, Ctrl-C), the old error line of every id that got no new line is put back, so a
+  rerun never loses a line it did not replace. ``retry_errors=False`` keeps them instead.
 
-When the failure budget runs out (too many failures in a row, or too large a share) the run
-stops: requests in flight are abandoned (not written, so a rerun sends them), the file is
+When the failure budget runs out (too many failures of the endpoint in a row, or too large a
+share) the run stops: requests in flight are abandoned (not written, so a rerun sends them), the file is
 synced, and :class:`RunAborted` is raised with the summary. Everything written stays valid.
 Only failures of the endpoint spend the budget: a reply that arrived but was refused (a judge
 reply without a valid score, :class:`gavel.runner.validating.InvalidAnswerError`) is written as
 an error line of its own sample and never stops the run (:mod:`gavel.runner.failures`).
 
-A client error that every sample gets alike (a wrong API key, an unknown model or route, a
-refused field: 400, 401, 403, 404, 422 with the same words from the server) stops the run after
-:data:`SAME_REFUSALS` requests in a row got it, with one message: what failed, the server's
-words and what to check (the model's ``advice``). Their error lines are dropped by the next run
-like any other, so a rerun after the fix asks those samples. Before anything is sent the model's
-``preflight`` runs, when it has one: an OpenAI-compatible server is asked which models it serves.
+A run whose endpoint answers goes on to the end: a sample the server refuses (a content
+filter, an image too large: 400, 404, 413, 422) gets its error line with the server's words and
+spends no failure budget; the summary counts the failures by cause. Only the first requests of a
+run may stop it for a refusal (:mod:`gavel.runner.first_requests`): when the first
+:data:`SAME_REFUSALS` replies are all refused alike (a wrong API key, an unknown model or route,
+a refused field, or a server error that is no outage, such as 500 "image input is not
+supported") and none was answered, the run stops with one message: how many requests were sent,
+the server's words and what to check (the model's ``advice``); from that moment nothing more is
+sent. ``max_failures``
+(:mod:`gavel.runner.max_failures`) stops a run on purpose past a number or share of failed
+samples. Before anything is sent the model's ``preflight`` runs, when it has one: an
+OpenAI-compatible server is asked which models it serves.
 
 A server that goes away after the run reached it (connection refused) is waited for: the
 requests are retried with backoff for up to ``outage_limit`` seconds (:data:`OUTAGE_LIMIT`)
@@ -56,7 +64,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +72,7 @@ import msgspec
 
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import AppendFile, close_synced, plain_mode
+from gavel.manifest import redact_userinfo
 from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
 from gavel.runner.cache import AnswerCache, model_identity
@@ -76,7 +85,9 @@ from gavel.runner.failures import (
     Refusal,
     classify,
 )
+from gavel.runner.first_requests import FirstRequests
 from gavel.runner.local import RunSummary, completed_ids, repair_tail
+from gavel.runner.max_failures import MaxFailures
 from gavel.runner.retry import RetryPolicy, is_retryable, retry_after, status_of
 
 log = logging.getLogger(__name__)
@@ -85,8 +96,10 @@ log = logging.getLogger(__name__)
 MAX_ERROR_CHARS = 1000
 #: Distinct failure causes printed on the console in one run (each once).
 MAX_SHOWN = 5
-#: Requests in a row refused alike with a deterministic client error before the run stops.
+#: The first requests of a run refused alike, none answered, that stop it (see the module).
 SAME_REFUSALS = 3
+#: Failure causes listed by :meth:`AsyncRunSummary.describe_failures` at most.
+MAX_CAUSES = 10
 #: Seconds a server that went away (connection refused) is waited for before the run stops.
 OUTAGE_LIMIT = 60.0
 #: The longest wait between two tries while the server is away, so a restart is seen soon.
@@ -158,6 +171,10 @@ class AsyncRunSummary(RunSummary):
     refused: int = 0
     #: Retries after a 429 (included in ``retries``).
     rate_limited: int = 0
+    #: Error lines written this run, by cause (``HTTP 400: <the server's words>``).
+    causes: dict[str, int] = field(default_factory=dict)
+    #: Requests sent this run (every attempt, retries included; none for cached answers).
+    sent: int = 0
 
     def describe(self) -> str:
         sent = self.answered - self.cached
@@ -181,6 +198,18 @@ class AsyncRunSummary(RunSummary):
         parts.append(f"{self.seconds:.1f} s ({rate:.1f} requests/s)")
         return ", ".join(parts)
 
+    def describe_failures(self) -> str:
+        """The samples that failed this run, grouped by cause, most frequent first (one cause
+        a line); "" when none failed."""
+        if not self.causes:
+            return ""
+        ranked = sorted(self.causes.items(), key=lambda item: (-item[1], item[0]))
+        shown = [f"  {count} × {cause}" for cause, count in ranked[:MAX_CAUSES]]
+        if len(ranked) > MAX_CAUSES:
+            rest = sum(count for _, count in ranked[MAX_CAUSES:])
+            shown.append(f"  {rest} × {len(ranked) - MAX_CAUSES} other causes")
+        return "\n".join([f"{sum(self.causes.values())} samples failed:", *shown])
+
 
 Prices = Mapping[str, tuple[float, float]]
 
@@ -196,10 +225,12 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: Pric
 def budget_spent(summary: AsyncRunSummary, out: Path) -> RunAborted:
     """The error that ends a run whose failure budget ran out (``summary.aborted`` says
     which limit): what is kept, and how to go on."""
+    causes = summary.describe_failures()
+    which = "" if "--max-failures" in (summary.aborted or "") else " (failure budget)"
     return RunAborted(
-        f"stopped: {summary.aborted} (failure budget). The {summary.answered} lines written "
+        f"stopped: {summary.aborted}{which}. The {summary.answered} lines written "
         f"are kept in {out}; fix the cause and rerun to continue (failed ids are asked "
-        f"again). {summary.describe()}",
+        f"again). {summary.describe()}" + (f"\n{causes}" if causes else ""),
         summary,
     )
 
@@ -234,16 +265,17 @@ async def run_async(
     fsync_interval: float = 1.0,
     summary: AsyncRunSummary | None = None,
     outage_limit: float = OUTAGE_LIMIT,
+    max_failures: MaxFailures | None = None,
 ) -> AsyncRunSummary:
     """Answer every request not already answered in ``out``; returns what was done.
 
     ``model`` may offer ``async answer_async(request)``; otherwise its ``answer`` runs in a
     thread. ``timeout`` bounds each attempt (on top of the adapter's own HTTP timeout).
     ``cache`` is an :class:`AnswerCache` or the path of its SQLite file. Raises
-    :class:`RunAborted` when the failure budget runs out, when requests in a row are refused
-    alike, or when the server is away for longer than ``outage_limit`` seconds. ``summary``,
+    :class:`RunAborted` when the failure budget runs out, when the first requests are all
+    refused alike with none answered, past ``max_failures``, or when the server is away for longer than ``outage_limit`` seconds. ``summary``,
     when given, is filled in as the run goes, so a caller still has it when the run is
-    interrupted.
+    interrupted. ``max_failures`` stops the run past the user's limit of failed samples.
     """
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
@@ -255,16 +287,23 @@ async def run_async(
     summary.model = model.name
     preflight = getattr(model, "preflight", None)
     if preflight is not None:
-        await preflight()  # e.g. the model is not among those the server serves: stop now
+        try:
+            await preflight()  # e.g. the model is not among those the server serves: stop now
+        except BaseException:
+            await _close(model)  # its connections too: nothing is left open for the exit
+            raise
     control = getattr(model, "rate_control", None)  # a served model's rate limits (gate.py)
     if control is not None:
         control.set_ceiling(concurrency)
-    summary.errors_retried = drop_errors(out) if retry_errors else 0
+    taken = take_errors(out) if retry_errors else {}
+    summary.errors_retried = len(taken)
     seen = completed_ids(out)
     own_cache = cache is not None and not isinstance(cache, AnswerCache)
     store = AnswerCache(cache) if own_cache else cache  # type: ignore[arg-type]
     runner = _Runner(model, store, policy, failure_budget, timeout, summary)
     runner.outage_limit = outage_limit
+    runner.retried = set(taken)
+    written: set[str] = set()
     remaining = None if total is None else max(total - len(seen), 0)
     started = time.perf_counter()
     iterator = iter(requests)
@@ -284,6 +323,7 @@ async def run_async(
             prediction = await runner.ask(request)
             handle.write(encoder.encode(prediction) + b"\n")
             handle.flush()
+            written.add(request.sample_id)
             if time.monotonic() - last_sync >= fsync_interval:
                 handle.sync()
                 last_sync = time.monotonic()
@@ -293,6 +333,10 @@ async def run_async(
                 raise _Stop(runner.stop_message)
             if runner.stop_reason:
                 raise _BudgetExceeded(runner.stop_reason)
+            if max_failures is not None and prediction.error is not None:
+                why = max_failures.exceeded(summary.errors, summary.answered, remaining)
+                if why:
+                    raise _BudgetExceeded(why)
 
     workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
     unreachable = False
@@ -308,15 +352,15 @@ async def run_async(
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        unsynced = close_synced(handle)  # a full disk must not skip the cleanup below
+        unsynced = _put_back(handle, taken, written)  # the old errors of ids not asked again
+        unsynced = close_synced(handle) or unsynced  # a full disk must not skip the cleanup
         if own_cache and store is not None:
             store.close()
-        closer = getattr(model, "aclose", None)
-        if closer is not None:
-            await closer()
+        await _close(model)
         if unsynced is not None:
             raise unsynced
         summary.seconds = time.perf_counter() - started
+        summary.sent = runner.first.sent
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
     if unreachable:
         kept = ""
@@ -327,6 +371,25 @@ async def run_async(
     if summary.aborted:
         raise budget_spent(summary, out)
     return summary
+
+
+async def _close(model: Model) -> None:
+    """Close the model's connections (its ``aclose``, when it has one)."""
+    closer = getattr(model, "aclose", None)
+    if closer is not None:
+        await closer()
+
+
+def _put_back(handle: AppendFile, taken: Mapping[str, bytes], written: set[str]) -> OSError | None:
+    """Append the error lines taken out before the run for the ids that got no new line (the
+    run stopped before asking them, or abandoned them in flight); the error, if any."""
+    try:
+        for sample_id, line in taken.items():
+            if sample_id not in written:
+                handle.write(line)
+    except OSError as error:
+        return error
+    return None
 
 
 def run_sync(model: Model, requests: Iterable[Request], out: str | Path, **options: Any):
@@ -365,11 +428,15 @@ class _Runner:
         self.stop_reason: str | None = None
         #: Causes already printed on the console.
         self.shown: set[str] = set()
-        #: The deterministic refusal the latest failed requests got, and how many in a row.
-        self.refusal: tuple[int | None, str | None] | None = None
-        self.refusals = 0
-        #: The latest failed request's refusal, when it was a deterministic one (else None).
+        #: The latest failed request's refusal, when it was one alike for all (else None).
         self.last_refusal: Refusal | None = None
+        #: Whether the latest failed request was a refusal of its sample only (no budget).
+        self.last_per_sample = False
+        #: Ids whose error lines an earlier run wrote: their refusals are known, not counted.
+        self.retried: set[str] = set()
+        # ``refusals_to_stop = None`` (merging a batch's results) switches the rule off.
+        rule = getattr(model, "refusals_to_stop", SAME_REFUSALS)
+        self.first = FirstRequests(armed=rule is not None)
         #: Why the run must stop now (a refusal every sample gets, the server gone), for the user.
         self.stop_message: str | None = None
         self.outage_limit = OUTAGE_LIMIT
@@ -399,14 +466,17 @@ class _Runner:
         waits = 0
         while True:
             try:
-                answer = await self._call(request)
+                answer = await self.first.send(lambda: self._call(request), self._stopped)
                 self.answers += 1
                 self.reached = True
                 self.away_since = None
-                self.refusals = 0
+                self.first.disarm()
                 break
+            except _BudgetExceeded:
+                raise
             except Exception as error:
                 failure = classify(error)
+                stopping = self._note_first(failure, request.sample_id, error)
                 if failure.kind in ANSWERED:
                     self.reached = True
                     self.away_since = None
@@ -424,7 +494,7 @@ class _Runner:
                 limited = status_of(error) == 429
                 free = limited and self.answers > answers_seen
                 answers_seen = self.answers
-                if (free or spent < self.policy.retries) and is_retryable(error):
+                if not stopping and (free or spent < self.policy.retries) and is_retryable(error):
                     wait = self.policy.delay(spent, retry_after(error))
                     attempt += 1
                     spent += not free
@@ -438,7 +508,8 @@ class _Runner:
                 if attempt:
                     message += f" (after {attempt + 1} attempts)"
                 self._show(failure, request.sample_id, message)
-                self._note_refusal(failure, message)
+                self.last_per_sample = failure.per_sample
+                self.summary.causes[failure.cause] = self.summary.causes.get(failure.cause, 0) + 1
                 # Replies that arrived but were refused (a judge's invalid scores) were paid for.
                 usage = getattr(error, "usage", None) or {}
                 self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
@@ -486,27 +557,41 @@ class _Runner:
         log.info("%s: %s; retry in %.2f s", request.sample_id, failure.cause, wait)
         await asyncio.sleep(max(wait, 0.01))
 
-    def _note_refusal(self, failure: Failure, message: str) -> None:
-        """Count requests in a row refused alike; past :data:`SAME_REFUSALS` the run stops."""
+    def _stopped(self) -> None:
+        """Raised in a worker that waited to send while the run was told to stop."""
+        raise _Stop(self.stop_message or "stopped")
+
+    def _note_first(self, failure: Failure, sample_id: str, error: BaseException) -> bool:
+        """Count a failed attempt for the rule of the first requests (see
+        :mod:`gavel.runner.first_requests`); True when it stops the run (this request is not
+        tried again)."""
         self.last_refusal = None
-        if not failure.deterministic:
-            self.refusals = 0
-            return
-        key = (failure.status, failure.server)
-        self.refusals = self.refusals + 1 if key == self.refusal else 1
-        self.refusal = key
-        limit = getattr(self.model, "refusals_to_stop", None)
-        limit = limit(failure.status) if callable(limit) else SAME_REFUSALS
+        first = self.first
+        if failure.kind == INVALID_ANSWER:  # a reply arrived: the endpoint answers
+            first.disarm()
+            return False
+        if not first.armed or sample_id in self.retried or not failure.alike_for_all:
+            return False
+        count = first.refused(failure.status, failure.server)
+        if not count:
+            return False
+        rule = getattr(self.model, "refusals_to_stop", None)
+        limit = rule(failure.status) if callable(rule) else SAME_REFUSALS
         advice = getattr(self.model, "advice", None)
-        hint = advice(failure.status, failure.server) if callable(advice) else (
-            "check the model name, the API key and the base URL"
-        )  # fmt: skip
-        said = (failure.server or message).rstrip(". ")
+        if callable(advice):
+            hint = advice(failure.status, failure.server)
+        elif failure.server_fault:
+            hint = "The server fails every request alike: see its log for why"
+        else:
+            hint = "Check the model name, the API key and the base URL"
+        said = (failure.server or self._describe(error)).rstrip(". ")
         self.last_refusal = Refusal(failure.status, failure.server, limit, self._endpoint(),
                                     said, hint)  # fmt: skip
-        if self.refusals < limit or self.stop_message is not None:
-            return
-        self.stop_message = self.last_refusal.stop_message(self.refusals)
+        if count < limit or self.stop_message is not None:
+            return False
+        self.stop_message = self.last_refusal.stop_message(count, first.sent)
+        first.stop()
+        return True
 
     def _show(self, failure: Failure, sample_id: str, message: str) -> None:
         """Print a failure on the console the first time its cause is seen (the file has every
@@ -520,7 +605,8 @@ class _Runner:
             log.warning("more failures of other causes: see the error lines of the output")
 
     def _endpoint(self) -> str:
-        return getattr(self.model, "endpoint", None) or self.model.name
+        """The endpoint as messages name it: no password of a URL's userinfo."""
+        return redact_userinfo(getattr(self.model, "endpoint", None) or self.model.name)
 
     def _describe(self, error: BaseException) -> str:
         text = str(error) or "no message"
@@ -560,12 +646,13 @@ class _Runner:
         summary.cached += bool(prediction.meta and prediction.meta.get("cached"))
         if prediction.error is None:
             self.consecutive = 0
-            self.refusals = 0
             return
         summary.errors += 1
         if prediction.error_kind == INVALID_ANSWER:  # the endpoint is fine: not a run failure
             summary.refused += 1
             self.consecutive = 0
+            return
+        if self.last_per_sample and not self.first.armed:  # this sample's refusal, not a run's
             return
         self.consecutive += 1
         if self.budget is not None and self.stop_reason is None:
@@ -580,32 +667,42 @@ class _Outcome(msgspec.Struct):
 
 
 def drop_errors(path: Path) -> int:
-    """Remove the error lines of a predictions file (atomically); returns how many.
+    """Remove the error lines of a predictions file (atomically); returns how many."""
+    return len(take_errors(path))
+
+
+def take_errors(path: Path) -> dict[str, bytes]:
+    """Remove the error lines of a predictions file (atomically); returns them by id.
 
     A last line cut short by a crash is removed first. Lines that do not decode are kept, for
     the predictions reader to report with their line numbers.
     """
     repair_tail(path)
     if not path.exists():
-        return 0
+        return {}
     decoder = msgspec.json.Decoder(_Outcome)
 
-    def failed(line: bytes) -> bool:
+    def failed(line: bytes) -> str | None:
         try:
-            return decoder.decode(line).error is not None
+            outcome = decoder.decode(line)
         except msgspec.DecodeError:
-            return False
+            return None
+        return outcome.id if outcome.error is not None else None
 
+    taken: dict[str, bytes] = {}
     with path.open("rb") as handle:
-        dropped = sum(failed(line) for line in handle if line.strip())
-    if not dropped:
-        return 0
+        for line in handle:
+            sample_id = failed(line) if line.strip() else None
+            if sample_id is not None:
+                taken[sample_id] = line
+    if not taken:
+        return {}
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         plain_mode(fd)
         with os.fdopen(fd, "wb") as target, path.open("rb") as source:
             for line in source:
-                if not (line.strip() and failed(line)):
+                if not (line.strip() and failed(line) is not None):
                     target.write(line)
             target.flush()
             os.fsync(target.fileno())
@@ -613,7 +710,7 @@ def drop_errors(path: Path) -> int:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return dropped
+    return taken
 
 
 class _Bar:

@@ -59,9 +59,22 @@ NO_SERVER = frozenset({CONNECTION_REFUSED, UNREACHABLE})
 ANSWERED = frozenset({HTTP_STATUS, INVALID_RESPONSE, INVALID_ANSWER, CONNECTION_RESET})
 
 #: Statuses another try, or another sample, gets the same way: a wrong key (401, 403), an
-#: unknown route or model (404, 400), a refused field (422, 400). A run stops when a few requests
-#: in a row fail with the same one and the same words (:mod:`gavel.runner.async_runner`).
-DETERMINISTIC_STATUS = frozenset({400, 401, 403, 404, 422})
+#: unknown route or model (404, 400), a refused field (422, 400), a body too large (413). A run
+#: stops when its first requests all get the same one with the same words and none has been
+#: answered (:mod:`gavel.runner.async_runner`).
+DETERMINISTIC_STATUS = frozenset({400, 401, 403, 404, 413, 422})
+#: Of those, the ones a server gives one sample and not another (a content filter, an image
+#: too large, a prompt over the context): once the run has answers they are that sample's
+#: outcome, not a sign that the endpoint is failing, so they spend no failure budget.
+PER_SAMPLE_STATUS = frozenset({400, 404, 413, 422})
+#: Server errors that mean "not now" rather than "never": a gateway without its upstream
+#: (502, 504) and a server not ready (503). They are waited out, never a reason to stop early.
+OUTAGE_STATUS = frozenset({502, 503, 504})
+#: Words of a server still starting (llama-server's 503 "Loading model", a proxy's upstream
+#: warming up): like :data:`OUTAGE_STATUS`, whatever the status.
+_NOT_READY = re.compile(
+    r"(?i)\b(loading|not (?:yet )?ready|starting|warming|initiali[sz]ing|unavailable|overloaded)\b"
+)
 
 #: Longest part of a server's error body kept (in error lines and on the console).
 MAX_SERVER_WORDS = 500
@@ -97,13 +110,38 @@ class Failure:
         """A client error every sample gets alike (a wrong key, model or field)."""
         return self.kind == HTTP_STATUS and self.status in DETERMINISTIC_STATUS
 
+    @property
+    def server_fault(self) -> bool:
+        """A server error that is no outage (not 502/503/504, no "loading" in its words):
+        a server that cannot do what is asked (llama-server without its image projector
+        answers every image request 500 "image input is not supported")."""
+        return (
+            self.kind == HTTP_STATUS
+            and self.status is not None
+            and self.status >= 500
+            and self.status not in OUTAGE_STATUS
+            and not _NOT_READY.search(self.server or "")
+        )
+
+    @property
+    def alike_for_all(self) -> bool:
+        """A reply that, when the first requests of a run all get it with the same words and
+        none is answered, every later request will get too: stop instead of sending them."""
+        return self.deterministic or self.server_fault
+
+    @property
+    def per_sample(self) -> bool:
+        """A refusal of this sample's request (see :data:`PER_SAMPLE_STATUS`)."""
+        return self.kind == HTTP_STATUS and self.status in PER_SAMPLE_STATUS
+
 
 @dataclass(frozen=True)
 class Refusal:
-    """A request refused with a deterministic client error, as a run counts it: requests in a
-    row refused alike (same status, same words) stop the run once there are ``limit`` of them.
-    Built where the request was asked (the runner, or a Ray replica) and picklable, so a
-    driver that only sees the lines counts them as the runner does."""
+    """A request refused alike for all (:attr:`Failure.alike_for_all`), as a run counts it: the
+    first requests of a run all refused alike (same status, same words) with none answered stop
+    the run once there are ``limit`` of them. Built where the request was asked (the runner, or
+    a Ray replica) and picklable, so a driver that only sees the lines counts them as the
+    runner does."""
 
     status: int | None
     #: The server's words (with ``status``, what makes two refusals alike).
@@ -121,12 +159,18 @@ class Refusal:
     def key(self) -> tuple[int | None, str | None]:
         return self.status, self.server
 
-    def stop_message(self, count: int) -> str:
-        """Why the run stops after ``count`` alike refusals in a row, and what to check."""
-        what = "the first request" if count == 1 else f"{count} requests in a row"
-        return (
-            f"{self.endpoint} refused {what}, alike: HTTP {self.status}: {self.said}. {self.hint}."
-        )
+    def stop_message(self, count: int, sent: int | None = None) -> str:
+        """Why the run stops after its first ``count`` replies were this refusal, of ``sent``
+        requests sent (None: not known, as on Ray), and what to check."""
+        if sent is None:
+            what = "the first request" if count == 1 else f"the first {count} requests"
+        elif sent <= count:
+            what = "the one request sent" if count == 1 else f"all {count} requests sent"
+        else:
+            what = f"the first {count} of the {sent} requests sent"
+        verb = "answered" if (self.status or 0) >= 500 else "refused"
+        tail = " with the same error" if verb == "answered" else ", alike"
+        return f"{self.endpoint} {verb} {what}{tail}: HTTP {self.status}: {self.said}. {self.hint}."
 
 
 def chain(error: BaseException) -> list[BaseException]:

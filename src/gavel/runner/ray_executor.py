@@ -34,11 +34,12 @@ A served model (``openai:``) is asked as the in-process async runner asks it: ea
 the model's ``preflight`` (``GET /models``) once before the first batch, then asks request after
 request through :mod:`gavel.runner.async_runner`'s retries, backoff, outage wait and error
 classification, so the error lines carry the server's words and ``error_kind``. The driver
-counts alike deterministic refusals (:class:`gavel.runner.failures.Refusal`) over the lines in
-the order it writes them: after :data:`gavel.runner.async_runner.SAME_REFUSALS` in a row (one
-when the server's list lacked the model) the run stops with :class:`RunStopped` and the same
-message as the in-process runner, the lines written kept and the batches in flight not written.
-A replica also stops asking within a batch once its own requests reach that count.
+counts alike refusals (:class:`gavel.runner.failures.Refusal`) over the lines in the order it
+writes them, until the first answer: when the first
+:data:`gavel.runner.async_runner.SAME_REFUSALS` lines (one when the server's list lacked the
+model) are all refused alike the run stops with :class:`RunStopped` and the same message as
+the in-process runner, the lines written kept and the batches in flight not written. A replica
+also stops asking within a batch once its own first requests reach that count.
 """
 
 from __future__ import annotations
@@ -417,24 +418,30 @@ def _write(pool, submitted, handle, done: set[str], summary: RaySummary, bar, ta
         summary.answered += 1
         summary.errors += failed
         bar.advance(task)
-        stop = stop or refusals.see(refusal)
+        stop = stop or refusals.see(refusal, failed)
     return stop or answered.stop
 
 
 class _RefusalCount:
-    """Alike refusals in a row over the lines as written, as the async runner counts them."""
+    """The first lines refused alike, none answered, as the async runner counts them."""
 
     def __init__(self) -> None:
         self.key: tuple[int | None, str | None] | None = None
         self.count = 0
+        #: A line answered, or refused otherwise: no refusal stops the run any more.
+        self.over = False
 
-    def see(self, refusal: Refusal | None) -> str | None:
+    def see(self, refusal: Refusal | None, failed: bool = True) -> str | None:
         """Count one line (``refusal``: None for an answer or another failure); the stop
-        message once the refusals in a row reach the refusal's limit."""
-        if refusal is None:
-            self.count = 0
+        message once the first lines, all this refusal, reach its limit."""
+        if self.over:
             return None
-        self.count = self.count + 1 if refusal.key == self.key else 1
+        if not failed or (refusal is not None and self.key not in (None, refusal.key)):
+            self.over = True
+            return None
+        if refusal is None:
+            return None
+        self.count += 1
         self.key = refusal.key
         return refusal.stop_message(self.count) if self.count >= refusal.limit else None
 

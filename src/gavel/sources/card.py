@@ -5,6 +5,10 @@ The Hub's own conventions, in its order of precedence: the ``configs`` of the da
 allowed), else the file names (``data/<split>-00000-of-00001.parquet``, ``<split>.jsonl``).
 ``:SPLIT`` in a data spec names a config (all its splits) or a split of the default config;
 without it the default config's only split, or its ``test`` split, is read.
+
+A card is written by whoever published the dataset: a ``data_files`` path that is absolute or
+climbs out with ``..`` is refused, and so is a data file that is a symbolic link leading out of
+the dataset (``bound``: the folder every file read must really be in).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import DataError
+from gavel.io.safe_paths import UnsafePath, read_inside, safe_relative
 from gavel.sources.extras import need
 
 DATA_SUFFIXES = (".parquet", ".jsonl")
@@ -48,23 +53,38 @@ def _config_splits(root: Path, config: dict[str, Any]) -> dict[str, list[str]]:
     files = config.get("data_files") or []
     if isinstance(files, str):
         return {"train": [files]}
+    if not isinstance(files, list):
+        raise _card_error(root, f"data_files is {type(files).__name__} (expected a list)")
     splits: dict[str, list[str]] = {}
-    for entry in files if isinstance(files, list) else []:
+    for entry in files:
         if isinstance(entry, str):
             splits.setdefault("train", []).append(entry)
         elif isinstance(entry, dict):
             paths = entry.get("path")
-            paths = [paths] if isinstance(paths, str) else list(paths or [])
+            paths = [paths] if isinstance(paths, str) else paths or []
+            if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+                raise _card_error(root, "a data_files path is not text (or a list of text)")
             splits.setdefault(str(entry.get("split", "train")), []).extend(paths)
     return splits
 
 
+def _card_error(root: Path, message: str) -> DataError:
+    return DataError(root / "README.md", None, "configs", message)
+
+
 def _glob(root: Path, patterns: list[str]) -> list[Path]:
     found: list[Path] = []
-    for pattern in patterns:
-        matches = (
-            sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]
-        )
+    for written in patterns:
+        try:
+            pattern = safe_relative(written, "data_files path", "the dataset")
+        except UnsafePath as error:
+            raise _card_error(root, str(error)) from None
+        try:
+            matches = (
+                sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]
+            )
+        except (NotImplementedError, ValueError):  # a pattern glob cannot take
+            raise _card_error(root, f"{written!r} is not a pattern inside the dataset") from None
         found.extend(p for p in matches if p.is_file())
     return found
 
@@ -95,9 +115,18 @@ def _one_split(splits: dict[str, Any], where: Path, config: str | None) -> str:
     )
 
 
-def select(root: Path, wanted: str | None) -> Selection:
-    """The data files of split or config ``wanted`` (None: the default) under ``root``."""
-    configs = [c for c in read_card(root).get("configs") or [] if isinstance(c, dict)]
+def _configs(root: Path) -> list[dict[str, Any]]:
+    configs = read_card(root).get("configs") or []
+    if not isinstance(configs, list):
+        raise _card_error(root, f"is {type(configs).__name__} (expected a list of configs)")
+    return [c for c in configs if isinstance(c, dict)]
+
+
+def select(root: Path, wanted: str | None, bound: Path | None = None) -> Selection:
+    """The data files of split or config ``wanted`` (None: the default) under ``root``, each
+    really inside ``bound`` (default: ``root``)."""
+    bound = bound or root
+    configs = _configs(root)
     if configs:
         by_name = {str(c.get("config_name", "default")): c for c in configs}
         default = next(
@@ -107,7 +136,7 @@ def select(root: Path, wanted: str | None) -> Selection:
         if wanted in by_name and wanted != default:
             splits = _config_splits(root, by_name[wanted])
             files = _glob(root, [p for paths in splits.values() for p in paths])
-            return _checked(root, Selection(files, wanted, None))
+            return _checked(root, bound, Selection(files, wanted, None))
         splits = _config_splits(root, by_name[default])
         if wanted is None or wanted == default:
             split = _one_split(splits, root / "README.md", default)
@@ -121,7 +150,7 @@ def select(root: Path, wanted: str | None) -> Selection:
                 f"no config or split {wanted!r}; configs: {', '.join(by_name)}; splits of "
                 f"{default!r}: {', '.join(splits)}",
             )
-        return _checked(root, Selection(_glob(root, splits[split]), default, split))
+        return _checked(root, bound, Selection(_glob(root, splits[split]), default, split))
     named = _named_splits(root)
     if not named:
         raise DataError(root, None, None, "no data files (*.parquet or *.jsonl) in the dataset")
@@ -129,14 +158,24 @@ def select(root: Path, wanted: str | None) -> Selection:
         wanted = _one_split(named, root, None)
     elif wanted not in named:
         raise DataError(root, None, None, f"no split {wanted!r}; splits: {', '.join(named)}")
-    return Selection(named[wanted], None, wanted)
+    return _inside(bound, Selection(named[wanted], None, wanted))
 
 
-def _checked(root: Path, selection: Selection) -> Selection:
+def _checked(root: Path, bound: Path, selection: Selection) -> Selection:
     if not selection.files:
         name = selection.split or selection.config
         raise DataError(root / "README.md", None, "configs", f"{name!r} names no existing file")
     bad = [p for p in selection.files if p.suffix not in DATA_SUFFIXES]
     if bad:
         raise DataError(bad[0], None, None, "only Parquet and JSON Lines data files are read")
+    return _inside(bound, selection)
+
+
+def _inside(bound: Path, selection: Selection) -> Selection:
+    """The selection, once every file is known to be really inside the dataset."""
+    for path in selection.files:
+        try:
+            read_inside(path, bound, "data file")
+        except UnsafePath as error:
+            raise DataError(path, None, None, str(error)) from None
     return selection

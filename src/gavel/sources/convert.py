@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from gavel.benchmarks.gavel.data import GavelLoader
-from gavel.errors import DataError, GavelError
+from gavel.errors import ConfigError, DataError, GavelError
 from gavel.io.jsonl import parse_json
+from gavel.io.safe_paths import UnsafePath, safe_component
 from gavel.sources.extras import need
 from gavel.sources.layouts import EXTRA, GAVEL_FIELDS
 
@@ -111,6 +112,10 @@ def jsonl_to_parquet(
     """Write ``out/`` (``data/*.parquet`` + README.md) from a GAVEL file; returns the rows."""
     pa = need("pyarrow")
     pq = need("pyarrow.parquet")
+    try:
+        split = safe_component(split, "--split")
+    except UnsafePath as error:
+        raise ConfigError(str(error)) from None
     _refuse_existing(out)
     with_extra = _extra_keys(source, GavelLoader(source, image_root))
     schema = gavel_schema(with_extra)
@@ -195,16 +200,17 @@ def parquet_to_jsonl(data: str | Path, out: Path) -> int:
     if isinstance(spec, HubSpec):
         from gavel.sources.hub import fetch
 
-        root = fetch(spec).folder
-        selection = select(root, spec.split)
+        snapshot = fetch(spec)
+        root, bound = snapshot.folder, snapshot.store
+        selection = select(root, spec.split, bound)
     else:
         assert isinstance(spec, ParquetSpec)
         is_file = spec.path.is_file()
-        root = spec.path.parent if is_file else spec.path
+        root = bound = spec.path.parent if is_file else spec.path
         selection = Selection([spec.path], None, None) if is_file else select(root, spec.split)
     _refuse_existing(out)
     staging = out.parent / f".{out.name}.{uuid.uuid4().hex[:12]}.tmp"
-    layout = GavelLayout(staging, root, data_name=out.name)
+    layout = GavelLayout(staging, root, bound, data_name=out.name)
     count = 0
     try:
         for path in selection.files:

@@ -33,6 +33,12 @@ class Snapshot:
     folder: Path
     commit: str
 
+    @property
+    def store(self) -> Path:
+        """The repository's folder in the cache: its snapshots are links into its ``blobs/``,
+        so a file of the dataset is one really inside this folder."""
+        return self.folder.parent.parent
+
 
 def offline() -> bool:
     """``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) as huggingface_hub reads it."""

@@ -3,14 +3,17 @@
 One writer per benchmark, each fed rows one at a time and keeping only names and hashes of
 what it wrote, so memory stays flat however many rows and images pass through:
 
-- ``gavel``: ``data.jsonl`` + the images under the paths the rows name (``images/...``);
+- ``gavel``: ``data.jsonl`` + the images under ``images/``, at the paths the rows name (a path
+  that does not start with ``images/`` is placed under it);
 - ``detailverify``: ``data.jsonl`` (every field but ``image``, as published) + the images at
   ``images/<category>/<filename>`` (real_test) or ``images/<name of image_path>``
   (synthetic_test), where the loader looks for them;
 - ``videohallucer``: the release layout, ``<category>/<category>.json`` + ``<category>/videos/``.
 
 The writers only place records and files; checking them stays with the loaders, which then
-read the result exactly as they read local data.
+read the result exactly as they read local data. Every name a row gives becomes a path through
+:mod:`gavel.io.safe_paths`, so nothing is written outside the output folder, and a file a row
+names is read only when it is really inside the dataset (``bound``).
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from gavel.benchmarks.gavel.data import safe_relative_path
 from gavel.benchmarks.videohallucer.data import CATEGORIES as VIDEOHALLUCER_CATEGORIES
-from gavel.sources.media import Media, read_media
+from gavel.errors import DataError
+from gavel.io.jsonl import parse_json
+from gavel.io.safe_paths import UnsafePath, path_inside, safe_component, safe_relative
+from gavel.sources.media import Media, dataset_file, read_media
 from gavel.sources.rows import Row
 
 #: The fields of a GAVEL line, in the order they are written; ``category`` is written even
@@ -44,7 +48,8 @@ GAVEL_FIELDS = (
 )
 #: A Parquet column holding, as JSON text, the fields of a line that gavel does not know.
 EXTRA = "extra"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+#: The folder every image of a GAVEL layout is written under, beside ``data.jsonl``.
+IMAGES = "images"
 
 
 def _json_line(record: dict[str, Any], row: Row) -> str:
@@ -74,7 +79,11 @@ class _Files:
                     field_name, f"{relative!r} is named by an earlier row with different content"
                 )
             return
-        media.write(self.root / relative)
+        try:
+            target = path_inside(self.root, relative)
+        except UnsafePath as error:
+            raise row.fail(field_name, str(error)) from None
+        media.write(target)
         self._written[relative] = digest
 
 
@@ -87,11 +96,24 @@ def _content_name(media: Media, folder: str) -> str:
     return f"{folder}/{digest}{media.suffix()}"
 
 
+def _image_name(media: Media) -> str:
+    """Where a GAVEL image goes: its own path under ``images/`` (``images/x.png`` as it is,
+    ``x.png`` as ``images/x.png``), else a name from its content. Nothing but ``images/`` is
+    ever written beside the data file, whatever names the rows give (``.ssh/…``, ``bin/…``)."""
+    try:
+        relative = safe_relative(media.name)
+    except UnsafePath:
+        return _content_name(media, IMAGES)
+    return relative if relative.startswith(f"{IMAGES}/") else f"{IMAGES}/{relative}"
+
+
 class GavelLayout:
     """``data.jsonl`` and its images, as ``gavel data convert`` and the GAVEL loader expect."""
 
-    def __init__(self, out: Path, root: Path, data_name: str = "data.jsonl"):
-        self.out, self.root = out, root
+    def __init__(
+        self, out: Path, root: Path, bound: Path | None = None, data_name: str = "data.jsonl"
+    ):
+        self.out, self.root, self.bound = out, root, bound
         self.data = out / data_name
         self.files = _Files(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -99,12 +121,10 @@ class GavelLayout:
 
     def add(self, row: Row) -> None:
         values = dict(row.values)
-        media = read_media(row, "image", self.root)
+        media = read_media(row, "image", self.root, self.bound)
         if media is None:
             raise row.fail("image", "no image")
-        relative, _ = safe_relative_path(media.name or "")
-        if relative is None:
-            relative = _content_name(media, "images")
+        relative = _image_name(media)
         self.files.place(media, relative, row, "image")
         record = {}
         for name in GAVEL_FIELDS:
@@ -114,10 +134,13 @@ class GavelLayout:
         values.pop("image", None)
         extra = values.pop(EXTRA, None)
         if isinstance(extra, str) and extra:
-            try:
-                record.update(json.loads(extra))
-            except (ValueError, TypeError, AttributeError):
-                raise row.fail(EXTRA, "not a JSON object") from None
+            try:  # parse_json refuses deep nesting, long integers and lone surrogates
+                fields = parse_json(extra, row.file)
+            except DataError as error:
+                raise row.fail(EXTRA, error.message) from None
+            if not isinstance(fields, dict):
+                raise row.fail(EXTRA, "not a JSON object")
+            record.update(fields)
         record.update({k: v for k, v in values.items() if v is not None})
         self._handle.write(_json_line(record, row))
 
@@ -130,12 +153,12 @@ class GavelLayout:
 
 
 def _plain(name: Any) -> bool:
-    return (
-        isinstance(name, str)
-        and bool(name.strip())
-        and name not in (".", "..")
-        and not set(name) & {"/", "\\", "\x00"}
-    )
+    """Whether ``name`` may be one file or folder name (:func:`safe_component`)."""
+    try:
+        safe_component(name)
+    except UnsafePath:
+        return False
+    return True
 
 
 class DetailVerifyLayout:
@@ -144,10 +167,10 @@ class DetailVerifyLayout:
     #: Where a row without an image cell may find its image in the repository.
     IMAGE_FOLDERS = ("", "test", "images", "image")
 
-    def __init__(self, out: Path, root: Path):
-        self.out, self.root = out, root
+    def __init__(self, out: Path, root: Path, bound: Path | None = None):
+        self.out, self.root, self.bound = out, root, bound or root
         self.data = out / "data.jsonl"
-        self.images = out / "images"
+        self.images = out / IMAGES
         self.files = _Files(self.images)
         out.mkdir(parents=True, exist_ok=True)
         self._handle: TextIO = self.data.open("w", encoding="utf-8")
@@ -175,7 +198,7 @@ class DetailVerifyLayout:
 
     def add(self, row: Row) -> None:
         target = self._target(row)
-        media = read_media(row, "image", self.root)
+        media = read_media(row, "image", self.root, self.bound)
         if media is None:
             media = self._image_in_repository(row, target)
         self.files.place(media, target, row, "image")
@@ -186,7 +209,7 @@ class DetailVerifyLayout:
         for folder in self.IMAGE_FOLDERS:
             candidate = self.root / folder / target
             if candidate.is_file():
-                return Media(target, source=candidate)
+                return Media(target, source=dataset_file(candidate, self.bound, row, "image"))
         raise row.fail("image", f"no image cell, and no file {target!r} in the repository")
 
     def finish(self) -> tuple[Path, Path]:
@@ -209,8 +232,8 @@ class VideoHallucerLayout:
     ``basic_question``, …), with ``category`` and an optional ``type``.
     """
 
-    def __init__(self, out: Path, root: Path):
-        self.out, self.root = out, root
+    def __init__(self, out: Path, root: Path, bound: Path | None = None):
+        self.out, self.root, self.bound = out, root, bound
         self.files = _Files(out)
         self._handles: dict[str, TextIO] = {}
         out.mkdir(parents=True, exist_ok=True)
@@ -235,7 +258,7 @@ class VideoHallucerLayout:
             nested = isinstance(row.values.get(side), dict)
             field_name = f"{side}.video" if nested else f"{side}_video"
             cell_row = Row(row.file, row.number, {field_name: values.get("video")}, row.is_line)
-            media = read_media(cell_row, field_name, self.root)
+            media = read_media(cell_row, field_name, self.root, self.bound)
             if media is None:
                 raise row.fail(field_name, "no video")
             name = posixpath.basename(media.name or "")

@@ -8,6 +8,8 @@ never leaves a half-written folder that a later run would read. Rows stream thro
 :mod:`gavel.sources.rows`), so memory does not grow with the dataset.
 
 Cache: ``$GAVEL_CACHE_DIR/data`` (default ``~/.cache/gavel/data``); deleting it is always safe.
+The config and split names of a card become one folder name each through
+:func:`gavel.io.safe_paths.safe_component`, so a card cannot place the copy outside the cache.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import ConfigError, DataError
+from gavel.io.safe_paths import UnsafePath, path_inside, safe_component
 from gavel.sources.card import Selection, select
 from gavel.sources.layouts import LAYOUTS
 from gavel.sources.rows import Row, rows
 from gavel.sources.spec import HubSpec, ParquetSpec
 
 #: Bumped whenever the written layout changes, so old cache folders are not reused.
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 MARKER = "source.json"
 
 
@@ -58,6 +61,16 @@ def _relative(path: Path, root: Path) -> str:
         return path.name
 
 
+def _folder_name(root: Path, selection: Selection, benchmark: str) -> str:
+    """The cache folder's name for a selection: config and split as the card names them."""
+    try:
+        config = safe_component(selection.config or "-", "config_name")
+        split = safe_component(selection.split or "-", "split")
+    except UnsafePath as error:
+        raise DataError(root / "README.md", None, "configs", str(error)) from None
+    return f"{config}.{split}.{benchmark}.v{LAYOUT_VERSION}"
+
+
 def _select_local(spec: ParquetSpec) -> tuple[Path, Selection]:
     path = spec.path
     if path.is_file():
@@ -82,7 +95,10 @@ def materialize(
 
         snapshot = fetch(spec)
         owner, name = spec.repo.split("/")
-        key = Path("hf", f"{owner}--{name}", snapshot.commit)
+        try:
+            key = Path("hf", f"{owner}--{name}", safe_component(snapshot.commit, "commit"))
+        except UnsafePath as error:  # the Hub's answer, or the cache's refs/, named it
+            raise ConfigError(f"--data {spec}: {error}") from None
         source: dict[str, Any] = {
             "source": "hf",
             "spec": str(spec),
@@ -94,26 +110,24 @@ def materialize(
             native = _release_folder(snapshot.folder, spec.split)
             if native is not None:  # the release's own layout: read in place, nothing copied
                 return native, None, source | _release_provenance(native, snapshot.folder)
-        root, selection = snapshot.folder, select(snapshot.folder, spec.split)
+        root, bound = snapshot.folder, snapshot.store
+        selection = select(root, spec.split, bound)
     else:
         root, selection = _select_local(spec)
+        bound = root
         source = {"source": "parquet", "spec": str(spec.path)}
         key = None
     source |= {"config": selection.config, "split": selection.split}
     if key is None:  # local files: the content is the key
         digest, hashes = files_sha256(selection.files, root)
         key = Path("local", digest)
-    folder = (
-        cache_root()
-        / key
-        / f"{selection.config or '-'}.{selection.split or '-'}.{benchmark}.v{LAYOUT_VERSION}"
-    )
+    folder = cache_root() / key / _folder_name(root, selection, benchmark)
     done = _read_marker(folder)
     if done is None:
         if key.parts[0] == "hf":
             digest, hashes = files_sha256(selection.files, root)
         source |= {"data_sha256": digest, "files": hashes}
-        done = _build(benchmark, root, selection, folder, source)
+        done = _build(benchmark, root, selection, folder, source, bound)
     return Path(done["data"]), Path(done["image_root"]), done["provenance"]
 
 
@@ -122,7 +136,10 @@ def _release_folder(root: Path, part: str | None) -> Path | None:
     folder), or None when the repository holds rows instead."""
     from gavel.benchmarks.videohallucer.data import annotation_files
 
-    folder = root / part if part else root
+    try:
+        folder = path_inside(root, part, "split") if part else root
+    except UnsafePath as error:
+        raise ConfigError(f"--data: {error}") from None
     try:
         annotation_files(folder)
     except DataError:
@@ -193,11 +210,16 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
 
 
 def _build(
-    benchmark: str, root: Path, selection: Selection, folder: Path, source: dict[str, Any]
+    benchmark: str,
+    root: Path,
+    selection: Selection,
+    folder: Path,
+    source: dict[str, Any],
+    bound: Path | None = None,
 ) -> dict[str, Any]:
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp"
-    layout = LAYOUTS[benchmark](staging, root)
+    layout = LAYOUTS[benchmark](staging, root, bound)
     try:
         count = 0
         ends: list[tuple[int, Path]] = []  # the last row number of each file, in order

@@ -3,7 +3,8 @@
 A cell of an ``Image`` or ``Video`` feature is a struct ``{bytes, path}``: the file's bytes
 embedded in the Parquet file, or a path to a file of the repository (relative to the data
 file's folder, else to the repository's root), or both (the path then only gives the name).
-A JSON Lines file may also give the path as a plain string.
+A JSON Lines file may also give the path as a plain string. A path is looked up only inside
+the dataset: one that climbs out, or names a symbolic link leading out, is refused.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from gavel.benchmarks.gavel.data import safe_relative_path
+from gavel.io.safe_paths import UnsafePath, read_inside, safe_relative
 from gavel.sources.rows import Row
 
 _MAGIC = (
@@ -64,8 +65,17 @@ def _head(path: Path | None) -> bytes:
         return handle.read(16)
 
 
-def read_media(row: Row, field_name: str, root: Path) -> Media | None:
-    """The image or video in ``row[field_name]`` (None when the cell is empty)."""
+def dataset_file(path: Path, bound: Path, row: Row, field_name: str) -> Path:
+    """``path``, a file a row names, once it is known to be really inside the dataset."""
+    try:
+        return read_inside(path, bound)
+    except UnsafePath as error:
+        raise row.fail(field_name, str(error)) from None
+
+
+def read_media(row: Row, field_name: str, root: Path, bound: Path | None = None) -> Media | None:
+    """The image or video in ``row[field_name]`` (None when the cell is empty); a file it
+    names must be really inside ``bound`` (default: ``root``)."""
     cell = row.values.get(field_name)
     if cell is None:
         return None
@@ -82,14 +92,15 @@ def read_media(row: Row, field_name: str, root: Path) -> Media | None:
         return Media(name or None, data=data)
     if not name:
         raise row.fail(field_name, "neither bytes nor a path")
-    relative, error = safe_relative_path(name)
-    if error or relative is None:
-        raise row.fail(
-            f"{field_name}.path", (error or "invalid path").replace("image path", "path")
-        )
+    try:
+        relative = safe_relative(name)
+    except UnsafePath as error:
+        raise row.fail(f"{field_name}.path", str(error)) from None
     for base in (row.file.parent, root):
-        if (base / relative).is_file():
-            return Media(relative, source=base / relative)
+        path = base / relative
+        if path.is_file():
+            source = dataset_file(path, bound or root, row, f"{field_name}.path")
+            return Media(relative, source=source)
     raise row.fail(
         f"{field_name}.path",
         f"no bytes embedded and no file {relative!r} in the dataset (looked beside the data "

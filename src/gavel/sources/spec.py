@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gavel.errors import ConfigError
+from gavel.io.safe_paths import UnsafePath, safe_component, safe_relative
 
 HUB_PREFIX = "hf:"
 
@@ -50,11 +51,23 @@ class ParquetSpec:
     split: str | None = None
 
 
+def _names_a_path(match: re.Match[str]) -> bool:
+    """Whether revision and split stay names (both end up in paths: the cache's ``refs/``,
+    a folder of the repository): a normal relative path, and one folder name."""
+    revision, split = match["revision"], match["split"]
+    try:
+        if split:
+            safe_component(split)
+        return not revision or safe_relative(revision) == revision
+    except UnsafePath:
+        return False
+
+
 def parse_hub(text: str) -> HubSpec:
     """``hf:OWNER/NAME[@REVISION][:SPLIT]`` as a :class:`HubSpec`; a usage error otherwise."""
     body = text[len(HUB_PREFIX) :]
     match = _HUB.fullmatch(body)
-    if not match or ".." in match["repo"] or "--" in match["repo"]:
+    if not match or ".." in match["repo"] or "--" in match["repo"] or not _names_a_path(match):
         raise ConfigError(
             f"--data {text!r}: expected hf:OWNER/NAME[@REVISION][:SPLIT], for example "
             "hf:zyxhhnkh/DetailVerifyBench@main:real_test"

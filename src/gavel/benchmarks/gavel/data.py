@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import posixpath
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ import msgspec
 from gavel.errors import DataError
 from gavel.geometry import MAX_SIDE, clip_box, is_degenerate
 from gavel.io.jsonl import HashingReader, decode_line
+from gavel.io.safe_paths import UnsafePath, safe_relative
 from gavel.records import Category, GavelSample
 
 CATEGORIES = {c.value for c in Category}
@@ -44,26 +43,14 @@ class GavelLine(msgspec.Struct, kw_only=True, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(GavelLine)
-_DRIVE = re.compile(r"^[A-Za-z]:")
-_PLAIN_RELATIVE = re.compile(r"(?:[^/\\.:][^/\\:]*/)*[^/\\.:][^/\\:]*")
 
 
 def safe_relative_path(image: str) -> tuple[str | None, str | None]:
     """Normalize an image path that must stay inside the data root: ``(path, error)``."""
-    if not image or "\x00" in image:
-        return None, "empty or invalid image path"
-    if _PLAIN_RELATIVE.fullmatch(image):
-        return image, None  # already normal: no "..", ".", "//", backslash or leading "/"
-    candidate = image.replace("\\", "/")
-    if candidate.startswith("/") or _DRIVE.match(candidate):
-        return (
-            None,
-            f"absolute image path {image!r} is not allowed; give it relative to the data root",
-        )
-    normalized = posixpath.normpath(candidate)
-    if normalized == ".." or normalized.startswith("../"):
-        return None, f"image path {image!r} escapes the data root"
-    return normalized, None
+    try:
+        return safe_relative(image, "image path"), None
+    except UnsafePath as error:
+        return None, str(error)
 
 
 @dataclass
@@ -179,8 +166,13 @@ class GavelLoader:
         try:
             from PIL import Image
 
+            from gavel.media.pixels import apply_pixel_limit, too_many_pixels
+
+            apply_pixel_limit()  # above GAVEL_MAX_IMAGE_PIXELS: refused here, naming the line
             with Image.open(path) as img:
                 width, height = img.size
+        except Image.DecompressionBombError as error:
+            raise self.fail(number, "image", too_many_pixels(error)) from None
         except Exception as error:  # Pillow raises many types for unreadable files
             raise self.fail(number, "image", f"cannot read image size ({error})") from None
         self.report.sizes_read_from_images += 1

@@ -25,6 +25,7 @@ import msgspec
 from gavel.benchmarks.gavel.data import safe_relative_path
 from gavel.errors import DataError
 from gavel.io.jsonl import parse_json, surrogate_field
+from gavel.io.reading import read_regular
 from gavel.records import Sample
 
 #: The five categories of the leaderboard, in its column order; ``metrics.overall`` is the
@@ -250,7 +251,7 @@ def _check(path: Path, raw: bytes, index: int, pair: _RawPair) -> None:
 def load_file(path: Path, category: str) -> tuple[list[VideoHallucerPair], AnnotationFile]:
     """The pairs of one category file, validated."""
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(path)
     except OSError as error:
         raise DataError(path, None, None, f"cannot read ({error.strerror})") from None
     decoded = _decode(path, raw)

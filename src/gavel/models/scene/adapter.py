@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.models.base import Answer, Capabilities, Request
 from gavel.models.scene.detailverify_answer import answer_detailverify
 from gavel.models.scene.gavel_answer import answer_gavel
@@ -18,8 +19,12 @@ from gavel.models.scene.video_answer import answer_question
 
 
 def _pixels(request: Request) -> np.ndarray:
-    with Image.open(request.images[0]) as image:
-        return np.asarray(image.convert("RGB"))
+    apply_pixel_limit()
+    try:
+        with Image.open(request.images[0]) as image:
+            return np.asarray(image.convert("RGB"))
+    except Image.DecompressionBombError as error:
+        raise refusal(request.images[0], error) from None
 
 
 class SceneModel:
