@@ -53,7 +53,9 @@ def test_folder_holds_the_task_docs_and_functions(gavel_main, tmp_path):
     assert [d["id"] for d in docs] == [g["id"] for g in gold]
     for doc, sample in zip(docs, gold, strict=True):
         assert sample["caption"] in doc["prompt"]
-        assert doc["media"] == [str((PHOTOS / sample["image"]).resolve())]
+        image = (PHOTOS / sample["image"]).resolve()
+        assert [place["absolute"] for place in doc["media"]] == [str(image)]
+        assert [(folder / place["relative"]).resolve() for place in doc["media"]] == [image]
 
 
 def test_prompts_are_the_ones_gavel_generate_sends(gavel_main, server, fake, tmp_path, monkeypatch):

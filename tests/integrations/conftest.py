@@ -31,8 +31,11 @@ class Saved:
     predictions: Path
     by_message: dict[str, str]
 
-    def answer(self, prompt: str, images: list[str]) -> str:
-        return self.by_message[message_key(prompt, images)]
+    def answer(self, prompt: str, images: list[str], default: str | None = None) -> str:
+        """The saved answer to this message; ``default`` for a message not saved (else a
+        KeyError)."""
+        key = message_key(prompt, images)
+        return self.by_message[key] if default is None else self.by_message.get(key, default)
 
     @property
     def by_prompt(self) -> dict[str, str]:
@@ -135,3 +138,24 @@ def gavel_score(
 def scored_by_gavel():
     """:func:`gavel_score`, for the test modules (importlib mode: they cannot import this)."""
     return gavel_score
+
+
+@pytest.fixture
+def gavel_parquet(saved, gavel_main, tmp_path, monkeypatch) -> tuple[Path, str]:
+    """The saved GAVEL data as a Parquet folder (``gavel data convert``) and as the Hub
+    dataset ``hf:gavel-eval/synth`` in a Hugging Face cache made here (tests/sources' fake
+    cache, offline), with a fresh gavel data cache."""
+    import importlib.util
+
+    repo = tmp_path / "repo"
+    run_gavel("data", "convert", saved["gavel"].data, repo)
+    spec = importlib.util.spec_from_file_location(
+        "gavel_tests_sources_conftest", Path(__file__).parents[1] / "sources" / "conftest.py"
+    )
+    sources = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(sources)  # type: ignore[union-attr]
+    sources.HubCache(tmp_path / "hf-cache").add("gavel-eval/synth", repo, "b" * 40)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("GAVEL_CACHE_DIR", str(tmp_path / "gavel-cache"))
+    return repo, "hf:gavel-eval/synth"

@@ -102,9 +102,10 @@ def _mockllm(answers, later=None):
 def _inspect_log(answers, model, tmp_path, **eval_args):
     from inspect_ai import eval as inspect_eval
 
+    judge = {"judge": "none"} if answers.benchmark == "gavel" else {}  # gavel score: no --judge
     (log,) = inspect_eval(
         f"gavel/{answers.benchmark}",
-        task_args={"data": str(answers.data)},
+        task_args={"data": str(answers.data), **judge},
         model=model,
         log_dir=str(tmp_path / "logs"),
         display="none",
@@ -175,14 +176,47 @@ def test_a_log_of_several_epochs_is_scored_one_epoch_at_a_time(
         assert result["manifest"]["settings"]["inspect_epoch"] == epoch
         by_epoch[epoch] = got
     assert by_epoch[1] != by_epoch[2]  # the epochs' answers differ, and so do their numbers
-    (task,) = log.results.scores  # inspect reduces the epochs: the task scores the first one's
-    assert {name: item.value for name, item in task.metrics.items()} == pytest.approx(by_epoch[1])
+    # The task's metrics: each epoch scored as a run (= gavel score --epoch K), then the mean.
+    (task,) = log.results.scores
+    assert task.reducer == "gavel_epochs"
+    metrics = {name: item.value for name, item in task.metrics.items()}
+    assert metrics.pop("epochs") == 2
+    assert set(metrics) == set(by_epoch[1]) & set(by_epoch[2])  # a number each epoch has
+    for name, value in metrics.items():
+        assert value == pytest.approx((by_epoch[1][name] + by_epoch[2][name]) / 2), name
+    # Each sample's values are the mean over its epochs, as inspect's default reducer gives.
+    (reduction,) = log.reductions
+    first = {s.id: s.scores["gavel_scorer"].value for s in log.samples if s.epoch == 1}
+    second = {s.id: s.scores["gavel_scorer"].value for s in log.samples if s.epoch == 2}
+    for reduced in reduction.samples:
+        assert (
+            reduced.value["ok"]
+            == (first[reduced.sample_id]["ok"] + second[reduced.sample_id]["ok"]) / 2
+        )
     code, text = gavel_main("score", "--benchmark", "detailverify", "--data", data,
                             "--predictions", log.location, "--epoch", 3)  # fmt: skip
     assert code == 2 and "--epoch 3: the log has 2 epoch(s)" in text
     code, text = gavel_main("score", "--benchmark", "detailverify", "--data", data,
                             "--predictions", answers.predictions, "--epoch", 1)  # fmt: skip
     assert code == 2 and "--epoch chooses an epoch of an inspect .eval log" in text
+
+
+def test_another_epochs_reducer_is_refused_with_the_one_that_applies(saved, tmp_path):
+    """``--epochs 2 --epochs-reducer max`` cannot give gavel's metrics (a maximum of each
+    sample's values is not a run's answers): the task's metrics refuse it, naming the
+    reducer that applies, instead of reporting the first epoch's numbers as the reduced ones."""
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+    from inspect_ai import Epochs
+    from inspect_ai import eval as inspect_eval
+
+    answers = saved["detailverify"]
+    model = _mockllm(answers, later="The description looks fine to me.")
+    (log,) = inspect_eval("gavel/detailverify", task_args={"data": str(answers.data)},
+                          model=model, log_dir=str(tmp_path / "logs"), display="none",
+                          epochs=Epochs(2, "max"))  # fmt: skip
+    assert log.status == "error"
+    assert "--epochs-reducer out (the tasks' reducer, gavel_epochs" in log.error.message
+    assert len(log.samples) == 2 * len(answers.by_message)  # the answers are kept
 
 
 def test_a_log_inflating_beyond_the_limit_is_refused_before_it_is_read(

@@ -4,6 +4,8 @@ on the same answers (the saved answers file, and the log itself read as predicti
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import subprocess
@@ -47,6 +49,10 @@ def _assert_same(got: dict[str, float], expected: dict[str, float]) -> None:
 
 
 def _inspect_run(saved, model, tmp_path, eval_args=None, **task_args):
+    """An inspect run of the saved data (GAVEL: its explanations not judged unless
+    ``judge=`` is given; the judge's tests compare them with ``gavel score --judge``)."""
+    if saved.benchmark == "gavel":
+        task_args.setdefault("judge", "none")
     (log,) = inspect_eval(
         f"gavel/{saved.benchmark}",
         task_args={"data": str(saved.data), **task_args},
@@ -97,32 +103,103 @@ def test_mockllm_run_scores_as_gavel_score(benchmark, saved, scored_by_gavel, tm
         assert isinstance(score.value, dict) and "ok" in score.value
 
 
+def _generate_and_inspect(benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch,
+                          gavel_flags=(), eval_args=None, **task_args):  # fmt: skip
+    """``gavel generate`` then inspect on the loopback server: the bodies each sent (in any
+    order), gavel's predictions file and inspect's log. A message the saved answers do not
+    know (another preset's prompt or frames) is answered "Yes."."""
+    server.reply = lambda body, number: answers.answer(
+        fake.prompt_text(body), fake.image_urls(body), "Yes."
+    )
+    generated = tmp_path / "generated.jsonl"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    code, text = gavel_main("generate", "--benchmark", benchmark, "--data", answers.data,
+                            "--model", "openai:gpt-4o", "--base-url", server.url, "--out",
+                            generated, "--no-progress", "--no-cache", *gavel_flags)  # fmt: skip
+    assert code == 0, text
+    sent_by_gavel = _bodies(server)
+    server.received.clear()
+    # A fresh model for this server (inspect keeps models by name; the command-line test below
+    # gives the server through OPENAI_BASE_URL).
+    model = get_model("openai/gpt-4o", base_url=server.url, memoize=False)
+    log = _inspect_run(answers, model, tmp_path, eval_args, **task_args)
+    return sent_by_gavel, _bodies(server), generated, log
+
+
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_openai_provider_sends_what_gavel_generate_sends(
     benchmark, saved, scored_by_gavel, server, fake, gavel_main, tmp_path, monkeypatch
 ):
     answers = saved[benchmark]
-    server.reply = lambda body, number: answers.answer(
-        fake.prompt_text(body), fake.image_urls(body)
+    by_gavel, by_inspect, generated, log = _generate_and_inspect(
+        benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch
     )
-    data = saved[benchmark].data
-    generated = tmp_path / "generated.jsonl"
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
-    code, text = gavel_main("generate", "--benchmark", benchmark, "--data", data, "--model",
-                            "openai:gpt-4o", "--base-url", server.url, "--out", generated,
-                            "--no-progress", "--no-cache")  # fmt: skip
-    assert code == 0, text
-    sent_by_gavel = _messages(server)
-    server.received.clear()
-
-    # A fresh model for this server (inspect keeps models by name; the command-line test below
-    # gives the server through OPENAI_BASE_URL).
-    model = get_model("openai/gpt-4o", base_url=server.url, memoize=False)
-    log = _inspect_run(saved[benchmark], model, tmp_path)
-    assert _messages(server) == sent_by_gavel  # same prompts, same pixels, same frames
+    # Same prompts, same pixels, same frames, and gavel's max_tokens and temperature.
+    assert by_inspect == by_gavel
+    assert _generation(by_inspect) == {(1024, 0.0)}
     metrics = _log_metrics(log)
+    data = answers.data
     _assert_same(metrics, scored_by_gavel(benchmark, data, generated, tmp_path / "g.json"))
     _assert_same(metrics, scored_by_gavel(benchmark, data, log.location, tmp_path / "l.json"))
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "preset"),
+    [("gavel", "qwen3-vl"), ("gavel", "gpt-4.1"), ("videohallucer", "gemini")],
+)
+def test_preset_asks_what_gavel_generate_preset_asks(
+    benchmark, preset, saved, server, fake, gavel_main, tmp_path, monkeypatch
+):
+    """``-T preset=NAME`` is ``gavel generate --preset NAME``: the box convention the prompt
+    asks for, the image size and the frames of a video are the preset's."""
+    answers = saved[benchmark]
+    if preset == "gpt-4.1":  # images larger than its 768 px long side, so it resizes them
+        answers = _doubled(answers, tmp_path / "large")
+    plain = _generate_and_inspect(
+        benchmark, answers, server, fake, gavel_main, tmp_path / "plain", monkeypatch
+    )[1]
+    server.received.clear()
+    by_gavel, by_inspect, _, log = _generate_and_inspect(
+        benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch,
+        ("--preset", preset), preset=preset,
+    )  # fmt: skip
+    assert by_inspect == by_gavel
+    assert by_inspect != plain  # the preset changed what is asked
+    predictions = [sample.scores["gavel_scorer"].metadata["gavel_prediction"]
+                   for sample in log.samples]  # fmt: skip
+    if benchmark == "gavel":
+        from gavel.models.presets import get_preset
+
+        assert {line["box_format"] for line in predictions} == {get_preset(preset).box_format}
+
+
+def _doubled(answers, folder):
+    """A copy of GAVEL data with every image (and its size and boxes) twice as large."""
+    from PIL import Image
+
+    lines = [json.loads(line) for line in answers.data.read_text().splitlines()]
+    for line in lines:
+        image = Image.open(answers.data.parent / line["image"])
+        target = folder / line["image"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        image.resize((image.width * 2, image.height * 2)).save(target)
+        line |= {"width": image.width * 2, "height": image.height * 2,
+                 "boxes": [[2 * v for v in box] for box in line["boxes"]]}  # fmt: skip
+    data = folder / "gavel.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return dataclasses.replace(answers, data=data)
+
+
+def test_inspect_generation_flags_win(saved, server, fake, gavel_main, tmp_path, monkeypatch):
+    """inspect's own ``--max-tokens`` and ``--temperature`` replace gavel's defaults, as
+    ``gavel generate --max-tokens --temperature`` do."""
+    answers = saved["detailverify"]
+    by_gavel, by_inspect, _, _ = _generate_and_inspect(
+        "detailverify", answers, server, fake, gavel_main, tmp_path, monkeypatch,
+        ("--max-tokens", 77, "--temperature", 0.5), {"max_tokens": 77, "temperature": 0.5},
+    )  # fmt: skip
+    assert by_inspect == by_gavel
+    assert _generation(by_inspect) == {(77, 0.5)}
 
 
 def _samples_of(benchmark: str, log) -> list[str]:
@@ -198,22 +275,24 @@ def test_half_a_pair_brings_in_the_pair(saved, scored_by_gavel, tmp_path):
     _assert_same(metrics, from_log)
 
 
-def _messages(server) -> list[tuple]:
-    """What the requests asked, in any order: each one's text and image URLs, in its order
-    (inspect adds OpenAI's optional image ``detail``; gavel leaves it out)."""
-    asked = []
+def _generation(bodies: list[str]) -> set[tuple]:
+    """The ``(max_tokens, temperature)`` pairs the bodies asked for."""
+    return {(body["max_tokens"], body["temperature"]) for body in map(json.loads, bodies)}
+
+
+def _bodies(server) -> list[str]:
+    """The request bodies received, in any order, as canonical JSON (inspect adds OpenAI's
+    optional image ``detail``, ``auto``, which gavel leaves out: it is dropped)."""
+    bodies = []
     for _, body, _ in server.received:
-        parts = []
+        body = json.loads(json.dumps(body))
         for message in body["messages"]:
-            content = message["content"]
-            if isinstance(content, str):
-                parts.append((message["role"], "text", content))
-                continue
-            for part in content:
-                value = part["text"] if part["type"] == "text" else part["image_url"]["url"]
-                parts.append((message["role"], part["type"], value))
-        asked.append(tuple(parts))
-    return sorted(asked)
+            if isinstance(message["content"], list):
+                for part in message["content"]:
+                    if part["type"] == "image_url":
+                        assert part["image_url"].pop("detail", "auto") == "auto"
+        bodies.append(json.dumps(body, sort_keys=True))
+    return sorted(bodies)
 
 
 def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, fake, tmp_path):
@@ -256,3 +335,115 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
 
     metrics = _log_metrics(read_eval_log(str(log_file)))
     assert metrics["selection.chosen"] == 3 and metrics["counts.total"] == 3
+
+
+def test_parquet_and_hub_data_run_as_the_jsonl(saved, scored_by_gavel, gavel_parquet, tmp_path):
+    """``-T data=`` takes what ``gavel score --data`` takes: a Parquet folder (as ``gavel data
+    convert`` writes it), one Parquet file, and ``hf:OWNER/NAME`` (a Hugging Face cache made
+    here, offline); each run scores as the JSONL run and as ``gavel score`` on that data."""
+    answers = saved["gavel"]
+    expected = _log_metrics(_inspect_run(answers, _mockllm(answers), tmp_path / "jsonl"))
+    repo, hub = gavel_parquet
+    (parquet,) = repo.glob("data/*.parquet")
+    for name, data in {"folder": repo, "file": parquet, "hub": hub}.items():
+        log = _inspect_run(answers, _mockllm(answers), tmp_path / name, data=str(data))
+        assert log.eval.dataset.location == str(data)
+        metrics = _log_metrics(log)
+        _assert_same(metrics, expected)
+        by_gavel = scored_by_gavel("gavel", data, answers.predictions, tmp_path / f"{name}.json")
+        _assert_same(metrics, by_gavel)
+
+
+def _judge_replies(server, answers, fake):
+    """The server answers the model's questions with the saved answers and the judge's with a
+    score drawn from the prompt; every fourth prompt is first answered without a score, so
+    that a re-ask is needed (gavel's judge re-asks; so must the grader)."""
+    from gavel.judge.protocol import SYSTEM_PROMPT
+
+    seen: set[str] = set()
+
+    def reply(body, number):
+        if body["messages"][0]["content"] != SYSTEM_PROMPT:
+            return answers.answer(fake.prompt_text(body), fake.image_urls(body))
+        prompt = body["messages"][1]["content"]
+        digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+        if digest % 4 == 0 and prompt not in seen:
+            seen.add(prompt)
+            return "I would rather not say."
+        return json.dumps({"score": digest % 5 + 1, "reason": f"reason {digest % 7}"})
+
+    return reply
+
+
+def _without_judge_description(metrics: dict[str, float]) -> dict[str, float]:
+    return {name: v for name, v in metrics.items() if not name.startswith("explanation.judge.")}
+
+
+def test_grader_role_judges_as_gavel_score_judge(
+    saved, scored_by_gavel, server, fake, gavel_main, tmp_path, monkeypatch
+):
+    """``--model-role grader=openai/...`` runs the paper's judge protocol: the grader is asked
+    what ``gavel score --judge openai:...`` asks (the same bodies), and the explanation
+    metrics in the log equal gavel's on the same answers."""
+    answers = saved["gavel"]
+    server.reply = _judge_replies(server, answers, fake)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    grader = get_model("openai/gpt-4o", base_url=server.url, memoize=False,
+                       responses_api=False)  # fmt: skip
+    log = _inspect_run(answers, _mockllm(answers), tmp_path, {"model_roles": {"grader": grader}},
+                       judge="auto")  # fmt: skip
+    asked_by_inspect = _bodies(server)
+    server.received.clear()
+    server.reply = _judge_replies(server, answers, fake)  # the first replies without a score again
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "j.json",
+                               "--judge", "openai:gpt-4o", "--judge-base-url", server.url,
+                               "--no-judge-cache", "--no-judge-model-check")  # fmt: skip
+    assert _bodies(server) == asked_by_inspect
+    metrics = _log_metrics(log)
+    _assert_same(metrics, _without_judge_description(expected))
+    assert metrics["explanation.counts.ok"] > 0 and metrics["counts.judge_error"] == 0
+    assert 20 <= metrics["explanation.Avg"] <= 100
+    # The log's own answers, scored by gavel with the judge, agree too.
+    from_log = scored_by_gavel("gavel", answers.data, log.location, tmp_path / "l.json",
+                               "--judge", "openai:gpt-4o", "--judge-base-url", server.url,
+                               "--no-judge-cache", "--no-judge-model-check")  # fmt: skip
+    _assert_same(metrics, _without_judge_description(from_log))
+    assert len(set(asked_by_inspect)) < len(asked_by_inspect)  # replies without a score re-asked
+    judged = [sample.scores["gavel_scorer"].value["judge_score"] for sample in log.samples]
+    assert all(1 <= value <= 5 for value in judged)
+
+
+def test_offline_judge_without_a_grader(saved, scored_by_gavel, tmp_path):
+    """No grader role: the offline judge scores, as ``gavel score --judge offline``."""
+    pytest.importorskip("onnxruntime", reason="the offline judge needs the judge extra")
+    answers = saved["gavel"]
+    log = _inspect_run(answers, _mockllm(answers), tmp_path, judge="auto")
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "o.json",
+                               "--judge", "offline")  # fmt: skip
+    metrics = _log_metrics(log)
+    _assert_same(metrics, _without_judge_description(expected))
+    assert "explanation.Avg" in metrics
+
+
+def test_judge_none_and_a_bad_mode(saved, tmp_path):
+    answers = saved["gavel"]
+    metrics = _log_metrics(_inspect_run(answers, _mockllm(answers), tmp_path, judge="none"))
+    assert not any(name.startswith("explanation.") for name in metrics)
+    with pytest.raises(Exception, match="choose one of auto, grader, offline, none"):
+        _inspect_run(answers, _mockllm(answers), tmp_path, judge="llm")
+
+
+def test_no_log_images_keeps_the_log_small_and_scorable(saved, scored_by_gavel, tmp_path):
+    """inspect's ``--no-log-images`` leaves the images out of the log; the answers (kept in
+    each score's metadata) still score as the full log does."""
+    answers = saved["gavel"]
+    full = _inspect_run(answers, _mockllm(answers), tmp_path / "full")
+    small = _inspect_run(answers, _mockllm(answers), tmp_path / "small", {"log_images": False})
+    full_size, small_size = (os.path.getsize(log.location) for log in (full, small))
+    print(f"log of {len(answers.by_message)} samples: {full_size:,} B with images, "
+          f"{small_size:,} B with --no-log-images")  # fmt: skip
+    assert small_size < full_size / 2
+    _assert_same(
+        scored_by_gavel("gavel", answers.data, small.location, tmp_path / "s.json"),
+        scored_by_gavel("gavel", answers.data, full.location, tmp_path / "f.json"),
+    )

@@ -165,12 +165,9 @@ def test_task_functions_score_as_gavel_score(saved, lmms_path, exported, scored_
             assert got[metric] == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
 
 
-def test_full_offline_lmms_eval_run(
-    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
-):
-    # lmms-eval re-encodes the images, so the server answers by prompt alone (a question
-    # VideoHallucer asks of two videos gets one answer): what is compared is lmms-eval's
-    # numbers with gavel score on the answers lmms-eval logged.
+def _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, *flags: str) -> dict:
+    """``lmms-eval --model openai`` on the three exported tasks against the loopback server,
+    which answers with the saved answers; the run's results by task."""
     by_prompt = {p: a for answers in saved.values() for p, a in answers.by_prompt.items()}
     server.reply = lambda body, number: by_prompt[fake.prompt_text(body)]
     env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
@@ -178,12 +175,21 @@ def test_full_offline_lmms_eval_run(
         [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
          "model=test-model,num_concurrent=1", "--include_path", str(exported),
          "--tasks", ",".join(BENCHMARKS), "--output_path", str(tmp_path / "out"),
-         "--log_samples", "--verbosity", "WARNING"],
+         *flags, "--verbosity", "WARNING"],
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     (results_file,) = (tmp_path / "out").rglob("*_results.json")
-    results = json.loads(results_file.read_text())["results"]
+    return json.loads(results_file.read_text())["results"]
+
+
+def test_full_offline_lmms_eval_run(
+    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
+):
+    # lmms-eval re-encodes the images, so the server answers by prompt alone (a question
+    # VideoHallucer asks of two videos gets one answer): what is compared is lmms-eval's
+    # numbers with gavel score on the answers lmms-eval logged.
+    results = _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, "--log_samples")
     for benchmark in BENCHMARKS:
         answers = saved[benchmark]
         (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{benchmark}.jsonl")
@@ -200,4 +206,146 @@ def test_full_offline_lmms_eval_run(
         for metric, name in HEADLINE[benchmark].items():
             got = results[benchmark][f"{metric},none"]
             assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
+        # gavel score reads lmms-eval's sample log itself, with the export's box convention.
+        assert {s[first]["box_format"] for s in logged} == {"pixel"}
+        from_log = scored_by_gavel(
+            benchmark, answers.data, samples_file, tmp_path / f"{benchmark}.log.json"
+        )
+        assert from_log == pytest.approx(expected, abs=1e-9)
     assert server.hits == sum(len(answers.by_message) for answers in saved.values())
+
+
+def _exported_task(folder: Path):
+    """The ``task`` object of an exported ``utils.py``, loaded as lmms-eval loads it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"utils_{folder.name}", folder / "utils.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.task
+
+
+def test_video_frames_are_the_pixels_gavel_generate_sends(
+    saved, exported, server, gavel_main, tmp_path, monkeypatch
+):
+    """lmms-eval gets VideoHallucer's frames as gavel's JPEG encoding of them decodes, so its
+    lossless re-encoding sends the pixels ``gavel generate`` sends, frame by frame."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    answers = saved["videohallucer"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback")
+    code, text = gavel_main("generate", "--benchmark", "videohallucer", "--data", answers.data,
+                            "--model", "openai:gpt-4o", "--base-url", server.url, "--out",
+                            tmp_path / "g.jsonl", "--no-progress", "--no-cache")  # fmt: skip
+    assert code == 0, text
+    sent = {}
+    for _, body, _ in server.received:
+        parts = body["messages"][0]["content"]
+        prompt = next(part["text"] for part in parts if part["type"] == "text")
+        urls = [part["image_url"]["url"] for part in parts if part["type"] == "image_url"]
+        sent.setdefault(prompt, []).append(urls)
+    task = _exported_task(exported / "videohallucer")
+    docs = [json.loads(line) for line in (exported / "videohallucer" / "docs.jsonl").open()]
+    compared = 0
+    for doc in docs:
+        frames = [np.asarray(frame) for frame in task.doc_to_visual(doc)]
+        candidates = [
+            [np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+             for url in urls]
+            for urls in sent[doc["prompt"]]
+        ]  # fmt: skip
+        assert any(
+            len(c) == len(frames)
+            and all(np.array_equal(a, b) for a, b in zip(c, frames, strict=True))
+            for c in candidates
+        ), doc["id"]
+        compared += len(frames)
+    assert compared >= 8 * len(docs)
+
+
+def test_lmms_eval_limit_scores_the_samples_asked(
+    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
+):
+    """``lmms-eval --limit 4`` asks the first 4 documents: each task scores those (as ``gavel
+    score --limit 4``; VideoHallucer: 2 pairs), never the whole data with the rest missing."""
+    results = _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, "--limit", "4")
+    for benchmark in BENCHMARKS:
+        answers = saved[benchmark]
+        limit = 2 if benchmark == "videohallucer" else 4
+        expected = scored_by_gavel(benchmark, answers.data, answers.predictions,
+                                   tmp_path / f"{benchmark}.json", "--limit", limit)  # fmt: skip
+        assert expected["selection.chosen"] == limit
+        for metric, name in HEADLINE[benchmark].items():
+            got = results[benchmark][f"{metric},none"]
+            assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
+    assert server.hits == 3 * 4
+
+
+def test_parquet_and_hub_data_export_as_the_jsonl(
+    saved, lmms_path, scored_by_gavel, gavel_main, gavel_parquet, tmp_path
+):
+    """``--data`` takes a Parquet folder and ``hf:OWNER/NAME`` (a Hugging Face cache made here,
+    offline): the exported tasks ask the prompts of the JSONL export and score as ``gavel
+    score`` does."""
+    answers = saved["gavel"]
+    repo, hub = gavel_parquet
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "e.json")
+
+    def prompts(folder: Path) -> list[tuple[str, str]]:
+        lines = map(json.loads, (folder / "gavel" / "docs.jsonl").read_text().splitlines())
+        return [(line["id"], line["prompt"]) for line in lines]
+
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "jsonl", "--data", answers.data)
+    assert code == 0, text
+    for name, data in {"parquet": repo, "hub": hub}.items():
+        out = tmp_path / name
+        code, text = gavel_main("export", "lmms-eval", out, "--data", data)
+        assert code == 0, text
+        assert prompts(out) == prompts(tmp_path / "jsonl")
+        done = subprocess.run(
+            [sys.executable, "-c", AGGREGATE, str(out), f"gavel={answers.predictions}"],
+            capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel"]
+        for metric, metric_name in HEADLINE["gavel"].items():
+            assert got[metric] == pytest.approx(expected[metric_name], abs=1e-9), (name, metric)
+
+
+def test_an_export_moved_with_its_data_or_alone_still_runs(
+    saved, lmms_path, scored_by_gavel, gavel_main, tmp_path
+):
+    """The task reads its documents from its own folder and records every path both relative
+    to it and absolute: a tree of data and export moved elsewhere (the old paths gone), and an
+    export moved alone, both load with lmms-eval and score as ``gavel score``."""
+    answers = saved["gavel"]
+    tree = tmp_path / "tree"
+    shutil.copytree(answers.data.parent, tree / "data")
+    code, text = gavel_main("export", "lmms-eval", tree / "tasks", "--data",
+                            tree / "data" / answers.data.name)  # fmt: skip
+    assert code == 0, text
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "e.json")
+    moved = tmp_path / "elsewhere" / "tree"
+    moved.parent.mkdir()
+    tree.rename(moved)  # data and export together; nothing is left at the old paths
+    alone = tmp_path / "alone"
+    shutil.copytree(answers.data.parent, tmp_path / "kept")
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "first", "--data",
+                            tmp_path / "kept" / answers.data.name)  # fmt: skip
+    assert code == 0, text
+    (tmp_path / "first").rename(alone)  # the export alone; its data stays where it was
+    for tasks in (moved / "tasks", alone):
+        assert str(tmp_path / "tree") not in (tasks / "gavel" / "gavel.yaml").read_text()
+        done = subprocess.run(
+            [sys.executable, "-c", AGGREGATE, str(tasks), f"gavel={answers.predictions}"],
+            capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel"]
+        for metric, name in HEADLINE["gavel"].items():
+            assert got[metric] == pytest.approx(expected[name], abs=1e-9), (tasks, metric)

@@ -23,10 +23,10 @@ def export() -> None:
 @click.option(
     "--data",
     "data_file",
-    type=click.Path(path_type=Path, exists=True),
+    type=click.Path(path_type=Path),
     required=True,
     help="Gold data, as for gavel score (GAVEL or DetailVerifyBench JSONL, the VideoHallucer "
-    "folder or one category's JSON file).",
+    "folder or one category's JSON file; Parquet data, or hf:OWNER/NAME[@REVISION][:SPLIT]).",
 )
 @click.option(
     "--image-root",

@@ -15,7 +15,7 @@ import math
 import tempfile
 import typing
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import UnionType
 from typing import Any
@@ -75,6 +75,45 @@ class TaskOptions:
         return asdict(self)
 
 
+def generation_defaults() -> dict[str, Any]:
+    """What ``gavel generate --model openai:...`` asks for unless told otherwise (its adapter's
+    defaults: 1,024 tokens at temperature 0); the integrations ask the same, so the same model
+    gives the same answers."""
+    import inspect
+
+    from gavel.models.openai_compat import OpenAIChatModel
+
+    parameters = inspect.signature(OpenAIChatModel).parameters
+    return {name: parameters[name].default for name in ("max_tokens", "temperature")}
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a family's preset (``gavel generate --preset NAME``) sets for a run: the box
+    convention asked for and read, the longest image side sent, the GAVEL prompt and a
+    video's frame sampling (empty: gavel's default). Options given explicitly win."""
+
+    box_format: str = "pixel"
+    max_image_side: int | None = None
+    prompt: str | None = None
+    frames: dict[str, Any] | None = None
+
+
+def family(preset: str | None) -> Family:
+    """The settings of preset ``preset`` (None: gavel's defaults, no preset)."""
+    if not preset:
+        return Family()
+    from gavel.models.presets import get_preset
+
+    chosen = get_preset(preset)
+    return Family(
+        chosen.box_format,
+        chosen.max_image_side,
+        chosen.gavel_prompt,
+        chosen.frames.options() if chosen.frames else None,
+    )
+
+
 def check_benchmark(benchmark: str) -> None:
     if benchmark not in BENCHMARKS:
         raise ConfigError(
@@ -105,6 +144,18 @@ def _run_settings(benchmark: str, options: TaskOptions, selection: Selection = A
         seed=options.seed,
         selection=selection,
     )
+
+
+def resolve_data(benchmark: str, data: str, options: TaskOptions) -> tuple[Path, TaskOptions]:
+    """The local data a benchmark loader reads for ``data`` (what ``gavel score --data``
+    takes: a file or folder, Parquet, ``hf:OWNER/NAME``), with the image root it implies;
+    Parquet and Hub data are materialized once into gavel's data cache, as for the CLI."""
+    from gavel.sources import resolve_data as resolve
+
+    given = Path(options.image_root) if options.image_root else None
+    resolved = resolve(benchmark, data, given)
+    root = str(resolved.image_root) if resolved.image_root else None
+    return resolved.path, replace(options, image_root=root)
 
 
 class _DeclaredModel:
@@ -252,6 +303,24 @@ def evaluate(
         )
 
 
+def add_judged(
+    data: str | Path, options: TaskOptions, result: Result, scores: list[Score], judge: Any
+) -> None:
+    """Add a judge's records of a scored GAVEL run to it as ``gavel score --judge`` does:
+    ``metrics.explanation``, ``counts.judge_error``, each score's judge fields, warnings."""
+    from gavel.cli.score import add_judge_scores
+
+    root = Path(options.image_root) if options.image_root else None
+    add_judge_scores(judge, Path(data), root, None, result, scores)
+
+
+def attach_judged(scored: Score, judged: Any) -> None:
+    """A sample's judge record copied onto its score (``judge_score``, ...)."""
+    from gavel.judge.items import attach
+
+    attach([scored], [judged])  # type: ignore[list-item]
+
+
 def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
     """Every number among a result's metrics (and outcome counts) under a dotted name,
     ``verification.accuracy``; text, lists and missing values are left out.
@@ -268,7 +337,12 @@ def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
         elif isinstance(value, int | float) and math.isfinite(value):  # bool too, as 0 or 1
             flat[prefix] = float(value)
 
-    walk("", result.metrics)
+    metrics = dict(result.metrics)
+    if isinstance(metrics.get("explanation"), Mapping):  # the judge's description is no metric
+        metrics["explanation"] = {
+            key: value for key, value in metrics["explanation"].items() if key != "judge"
+        }
+    walk("", metrics)
     if counts:
         walk("counts", result.counts)
     recorded = result.manifest.settings.get("selection")
@@ -335,6 +409,13 @@ class SampleScorer:
         if len(chosen) == len(self._units):
             return ALL
         return Selection(sample_ids=tuple(unit for unit in self._units if unit in chosen))
+
+    def judge_item(self, scored: Score) -> Any:
+        """What a judge is asked about one scored GAVEL sample (a ``JudgeItem``)."""
+        from gavel.judge.items import judge_items
+
+        (item,) = judge_items([self._items[scored.id]], [scored])  # type: ignore[list-item]
+        return item
 
     def score(self, answer: Prediction) -> Score:
         item = self._items.get(answer.id)

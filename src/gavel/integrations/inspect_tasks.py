@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 from gavel.integrations import _gavel_api as api
+from gavel.integrations import inspect_epochs, inspect_judge
 from gavel.integrations.inspect_log import PREDICTION_KEY, finish_reason
 from gavel.models.base import Request
 
@@ -32,6 +34,8 @@ from gavel.models.base import Request
 #: has no score, so its metrics alone would drop it; it was asked, and gavel counts it (as
 #: missing, that is wrong), so a model that fails on the hard samples is not flattered.
 _ASKED: dict[str, set[str]] = {}
+#: The epochs each task has run, by the task's key (several: ``inspect eval --epochs N``).
+_EPOCHS: dict[str, set[int]] = {}
 
 
 def _task_name(short: str) -> str:
@@ -58,6 +62,7 @@ def gavel_message(builder_options: dict[str, Any], requests: dict[str, Request],
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         _ASKED.setdefault(asked, set()).add(str(state.sample_id))
+        _EPOCHS.setdefault(asked, set()).add(state.epoch)
         request = requests[str(state.sample_id)]
         if request.images:
             parts, sent = await asyncio.to_thread(builder.content, request)
@@ -85,26 +90,42 @@ def gavel_metrics(benchmark: str, data: str, options: dict[str, Any], asked: str
     per_sample = api.SampleScorer(benchmark, data, settings)
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
+        kept = [item.score.metadata for item in scores if item.score.metadata]
+        grouped = inspect_epochs.by_epoch(kept)
+        if grouped is not None and len(grouped) > 1:
+            return inspect_epochs.mean_metrics(grouped, one_run)
+        ran_epochs = len(_EPOCHS.get(asked, ()))
+        if grouped is None and ran_epochs > 1:  # another reducer: its metadata is epoch 1's
+            raise inspect_epochs.refuse(ran_epochs)
+        return one_run(kept)
+
+    def one_run(kept: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        """gavel's metrics of one answer per sample (the scores' metadata)."""
         answers = [
-            api.prediction_from_dict(item.score.metadata[PREDICTION_KEY])
-            for item in scores
-            if item.score.metadata and PREDICTION_KEY in item.score.metadata
+            api.prediction_from_dict(entry[PREDICTION_KEY])
+            for entry in kept
+            if PREDICTION_KEY in entry
         ]
         ran = {answer.id for answer in answers} | _ASKED.get(asked, set())
         if not ran:
             return {}  # nothing asked yet: no numbers (inspect shows none)
         selection = per_sample.selection(ran)
-        result, _ = api.evaluate(benchmark, data, answers, settings, selection)
+        result, scored = api.evaluate(benchmark, data, answers, settings, selection)
+        judged = inspect_judge.Recorded(kept)
+        if judged:
+            api.add_judged(data, settings, result, scored, judged)
         return api.flat_metrics(result)
 
     return compute
 
 
 @scorer(metrics=[])
-def gavel_scorer(benchmark: str, data: str, options: dict[str, Any]):
-    """gavel's per-sample score, with the answer kept as a predictions line."""
+def gavel_scorer(benchmark: str, data: str, options: dict[str, Any], judge: str = "none"):
+    """gavel's per-sample score, with the answer kept as a predictions line, and (GAVEL) the
+    explanation judged under ``judge`` (:data:`inspect_judge.MODES`)."""
     settings = api.TaskOptions(**options)
     per_sample = api.SampleScorer(benchmark, data, settings)
+    explanation = inspect_judge.SampleJudge(judge)
 
     async def score(state: TaskState, target: Target) -> Score:
         output = state.output
@@ -120,11 +141,20 @@ def gavel_scorer(benchmark: str, data: str, options: dict[str, Any]):
             completion_tokens=usage.output_tokens if usage else None,
         )
         scored = per_sample.score(answer)
+        metadata = {
+            PREDICTION_KEY: api.prediction_to_dict(answer),
+            inspect_epochs.EPOCH_KEY: state.epoch,
+        }
+        done = await explanation.judge(per_sample.judge_item(scored)) if judge != "none" else None
+        if done is not None:
+            judged, described = done
+            api.attach_judged(scored, judged)
+            metadata |= inspect_judge.to_metadata(judged, described)
         return Score(
             value=api.score_values(scored),
             answer=output.completion,
             explanation=scored.detail or str(scored.outcome),
-            metadata={PREDICTION_KEY: api.prediction_to_dict(answer)},
+            metadata=metadata,
         )
 
     return score
@@ -140,9 +170,12 @@ def _task(
     fps: float | None = None,
     max_frames: int | None = None,
     image_format: str = "auto",
+    judge: str = "none",
 ) -> Task:
     if not data:
         raise ValueError(f"gavel/{benchmark} needs its data: -T data=PATH")
+    given, (path, options) = data, api.resolve_data(benchmark, data, options)
+    data = str(path)
     builder_options = {
         "max_image_side": max_image_side,
         "frames": frames,
@@ -164,11 +197,14 @@ def _task(
     asked = uuid.uuid4().hex  # this task's key in _ASKED
     by_id = {r.sample_id: r for r in requests}
     return Task(
-        dataset=MemoryDataset(samples, name=benchmark, location=str(data)),
+        dataset=MemoryDataset(samples, name=benchmark, location=given),
         solver=[gavel_message(builder_options, by_id, asked), generate()],
-        scorer=gavel_scorer(benchmark, str(data), settings),
+        scorer=gavel_scorer(benchmark, str(data), settings, judge),
         metrics=[gavel_metrics(benchmark, str(data), settings, asked)],
+        epochs=Epochs(1, inspect_epochs.gavel_epochs()),  # --epochs N alone keeps this reducer
         metadata={"gavel_benchmark": benchmark, "gavel_options": settings, "frames": sampling},
+        # gavel generate's max_tokens and temperature; inspect's --max-tokens/--temperature win.
+        config=GenerateConfig(**api.generation_defaults()),
     )
 
 
@@ -176,17 +212,29 @@ def _task(
 def gavel(
     data: str = "",
     image_root: str | None = None,
-    box_format: str = "pixel",
+    box_format: str | None = None,
     prompt: str | None = None,
     match: str = "union",
     max_image_side: int | None = None,
     image_format: str = "auto",
+    preset: str | None = None,
+    judge: str = "auto",
 ) -> Task:
-    """GAVEL: is the caption hallucinated, why, and where (boxes in ``box_format``)."""
+    """GAVEL: is the caption hallucinated, why (judged by the grader role, else the offline
+    judge; ``judge=none``: not judged), and where (boxes in ``box_format``; the preset's, else
+    ``pixel``)."""
+    family = api.family(preset)
     options = api.TaskOptions(
-        image_root=image_root, box_format=box_format, prompt=prompt, match=match
+        image_root=image_root,
+        box_format=box_format or family.box_format,
+        prompt=prompt or family.prompt,
+        match=match,
     )
-    return _task("gavel", data, options, max_image_side=max_image_side, image_format=image_format)
+    side = family.max_image_side if max_image_side is None else max_image_side
+    judge = inspect_judge.check_mode(judge, "gavel")
+    return _task(
+        "gavel", data, options, max_image_side=side, image_format=image_format, judge=judge
+    )
 
 
 @task(name=_task_name("detailverify"))
@@ -198,14 +246,14 @@ def detailverify(
     empty_groups: str = "null",
     max_image_side: int | None = None,
     image_format: str = "auto",
+    preset: str | None = None,
 ) -> Task:
     """DetailVerifyBench: tag the hallucinated words of a long caption."""
     options = api.TaskOptions(
         image_root=image_root, thinking=thinking, mode=mode, empty_groups=empty_groups
     )
-    return _task(
-        "detailverify", data, options, max_image_side=max_image_side, image_format=image_format
-    )
+    side = api.family(preset).max_image_side if max_image_side is None else max_image_side
+    return _task("detailverify", data, options, max_image_side=side, image_format=image_format)
 
 
 @task(name=_task_name("videohallucer"))
@@ -217,10 +265,14 @@ def videohallucer(
     fps: float | None = None,
     max_frames: int | None = None,
     max_image_side: int | None = None,
+    preset: str | None = None,
 ) -> Task:
-    """VideoHallucer: paired yes/no questions; each video is sent as its sampled frames."""
+    """VideoHallucer: paired yes/no questions; each video is sent as its sampled frames (the
+    preset's sampling unless ``frames`` or ``fps`` is given)."""
+    family = api.family(preset)
     options = api.TaskOptions(image_root=video_root, answer_rule=answer_rule)
-    return _task(
-        "videohallucer", data, options, max_image_side=max_image_side, frames=frames,
-        fps=fps, max_frames=max_frames,
-    )  # fmt: skip
+    sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
+    if all(value is None for value in sampling.values()) and family.frames:
+        sampling |= family.frames
+    side = family.max_image_side if max_image_side is None else max_image_side
+    return _task("videohallucer", data, options, max_image_side=side, **sampling)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import pprint
 import re
 from pathlib import Path
@@ -43,7 +44,7 @@ def metric_key(name: str) -> str:
 def export_task(
     out: Path,
     benchmark: str,
-    data: Path,
+    data: str | Path,
     options: api.TaskOptions,
     *,
     frames: int | None = None,
@@ -52,7 +53,10 @@ def export_task(
     force: bool = False,
 ) -> Path:
     """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder; a folder
-    holding files this export did not write is refused unless ``force``."""
+    holding files this export did not write is refused unless ``force``.
+
+    ``data`` is what ``gavel score --data`` takes; Parquet and ``hf:`` data are read from
+    gavel's data cache, where they are materialized once."""
     api.check_benchmark(benchmark)
     folder = out / benchmark
     if not force and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
@@ -66,7 +70,8 @@ def export_task(
             f"{folder}: holds files gavel export did not write ({', '.join(foreign)}); choose "
             "another folder, or pass --force to write the task's files over them"
         )
-    data = data.resolve()
+    local, options = api.resolve_data(benchmark, str(data), options)
+    data = local.resolve()
     if options.image_root:
         options = api.TaskOptions(
             **{**options.as_dict(), "image_root": str(Path(options.image_root).resolve())}
@@ -74,32 +79,57 @@ def export_task(
     sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
     described = api.describe_sampling(**sampling)  # checks the sampling flags
     requests = api.load_requests(benchmark, data, options, described)
+    real = folder.resolve()  # the relative places are computed from its real path
     docs = b"".join(
         json.dumps(
             {
                 "id": r.sample_id,
                 "prompt": r.prompt,
-                "media": [str(Path(p).resolve()) for p in r.images],
+                "media": [_place(Path(p), real) for p in r.images],
             }
         ).encode()
         + b"\n"
         for r in requests
     )
+    root = options.image_root
     settings = {
         "benchmark": benchmark,
-        "data": str(data),
-        "options": options.as_dict(),
+        "data": _place(data, real),
+        "options": {
+            **options.as_dict(),
+            "image_root": _place(Path(root), real) if root else None,
+        },
         "sampling": sampling,
     }
     folder.mkdir(parents=True, exist_ok=True)
     files = [
         (folder / "docs.jsonl", docs),
         (folder / "utils.py", _utils_source(settings).encode()),
-        (folder / f"{benchmark}.yaml", _yaml(benchmark, folder / "docs.jsonl").encode()),
+        (folder / f"{benchmark}.yaml", _yaml(benchmark).encode()),
     ]
     record = {path.name: sha256_of(payload) for path, payload in files}
     write_together([*files, (folder / RECORD, json.dumps(record, indent=2).encode())])
     return folder
+
+
+def _place(path: Path, folder: Path) -> dict[str, str]:
+    """A file's place as the task records it: relative to the task's folder (found again when
+    the folder moves with its data) and absolute (when the folder moves alone)."""
+    absolute = path.resolve()
+    return {
+        "relative": Path(os.path.relpath(absolute, folder)).as_posix(),
+        "absolute": str(absolute),
+    }
+
+
+def find(place: Any, folder: Path | None) -> str:
+    """The path a recorded place names now: relative to the task's folder where that exists,
+    else the absolute path (a plain string, as older exports wrote, as it is)."""
+    if isinstance(place, str):
+        return place
+    if folder is not None and (folder / place["relative"]).exists():
+        return str((folder / place["relative"]).resolve())
+    return place["absolute"]
 
 
 def foreign_files(folder: Path) -> list[str]:
@@ -123,7 +153,7 @@ def foreign_files(folder: Path) -> list[str]:
     )
 
 
-def _yaml(benchmark: str, docs: Path) -> str:
+def _yaml(benchmark: str) -> str:
     metrics = "".join(
         f"  - metric: {metric_key(name)}\n"
         f"    aggregation: !function utils.{metric_key(name)}\n"
@@ -137,7 +167,7 @@ def _yaml(benchmark: str, docs: Path) -> str:
         "dataset_path: json\n"
         "dataset_kwargs:\n"
         "  data_files:\n"
-        f"    test: {json.dumps(str(docs.resolve()))}\n"
+        "    test: docs.jsonl\n"  # lmms-eval reads it from the YAML's folder
         "test_split: test\n"
         "output_type: generate_until\n"
         "doc_to_visual: !function utils.doc_to_visual\n"
@@ -164,8 +194,9 @@ def _utils_source(settings: dict[str, Any]) -> str:
         f'"""lmms-eval functions of gavel\'s {settings["benchmark"]} task (written by gavel export '
         "lmms-eval).\n\nEach calls gavel (which must be importable where lmms-eval runs); the "
         'aggregations score\nthe whole run with gavel\'s scorer.\n"""\n\n'
+        "from pathlib import Path\n\n"
         "from gavel.integrations.lmms_eval_task import GavelTask\n\n"
-        f"task = GavelTask({pprint.pformat(settings, sort_dicts=False)})\n\n"
+        f"task = GavelTask({pprint.pformat(settings, sort_dicts=False)}, Path(__file__).parent)\n\n"
         "doc_to_visual = task.doc_to_visual\n"
         "doc_to_text = task.doc_to_text\n"
         "process_results = task.process_results\n"
@@ -176,39 +207,71 @@ def _utils_source(settings: dict[str, Any]) -> str:
 class GavelTask:
     """The functions an exported task's ``utils.py`` hands to lmms-eval."""
 
-    def __init__(self, settings: dict[str, Any]):
+    def __init__(self, settings: dict[str, Any], folder: Path | None = None):
         self.benchmark = settings["benchmark"]
-        self.data = settings["data"]
-        self.options = api.TaskOptions(**settings["options"])
+        self.folder = folder
+        self.data = find(settings["data"], folder)
+        options = dict(settings["options"])
+        if options.get("image_root"):
+            options["image_root"] = find(options["image_root"], folder)
+        self.options = api.TaskOptions(**options)
         self.sampling = settings.get("sampling") or {}
         self.metrics = api.HEADLINE_METRICS[self.benchmark]
 
     def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
-        """The images gavel sends: an image file as it is, a video as gavel's sampled frames."""
+        """The images gavel sends, as the pixels the model would see from ``gavel generate``:
+        an image file as it is, a video as gavel's sampled frames encoded as gavel encodes
+        them (JPEG at its quality) and decoded again, so lmms-eval's own (lossless) encoding of
+        them keeps gavel's pixels."""
         from PIL import Image
 
-        from gavel.media.frames import sample_frames
         from gavel.media.pixels import apply_pixel_limit
-        from gavel.media.sampling import sampling_from_options
         from gavel.models.openai_compat import VIDEO_SUFFIXES
 
         visuals: list[Any] = []
-        for path in doc["media"]:
+        for place in doc["media"]:
+            path = find(place, self.folder)
             if Path(path).suffix.lower() in VIDEO_SUFFIXES:
-                frames = sample_frames(Path(path), sampling_from_options(**self.sampling))
-                visuals.extend(Image.fromarray(frame) for frame in frames.images)
+                visuals.extend(self._sent_frames(Path(path)))
             else:
                 apply_pixel_limit()
                 with Image.open(path) as image:
                     visuals.append(image.convert("RGB"))
         return visuals
 
+    @functools.cached_property
+    def _builder(self) -> api.MessageBuilder:
+        return api.MessageBuilder(**self.sampling)
+
+    def _sent_frames(self, video: Path) -> list[Any]:
+        """A video's frames as ``gavel generate`` sends them (its data URLs), decoded."""
+        import base64
+        import io
+
+        from PIL import Image
+
+        from gavel.models.base import Request
+
+        parts, _ = self._builder.content(Request("frames", self.benchmark, "", images=(video,)))
+        frames = []
+        for part in parts:
+            if part["type"] == "image_url":
+                encoded = part["image_url"]["url"].split(",", 1)[1]
+                with Image.open(io.BytesIO(base64.b64decode(encoded))) as frame:
+                    frames.append(frame.convert("RGB"))
+        return frames
+
     def doc_to_text(self, doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> str:
         return doc["prompt"]
 
     def process_results(self, doc: dict[str, Any], results: list[str], **_: Any) -> dict:
         """The answer for every metric (each aggregation scores the whole run)."""
-        item = {"id": doc["id"], "response": results[0] if results else None}
+        # A gavel predictions line: lmms-eval's sample log keeps it (gavel score reads it).
+        item = {
+            "id": doc["id"],
+            "response": results[0] if results else None,
+            "box_format": self.options.box_format,
+        }
         return {metric_key(name): item for name in self.metrics}
 
     def aggregation(self, name: str):
@@ -228,5 +291,12 @@ class GavelTask:
             api.prediction(item["id"], item["response"], box_format=self.options.box_format)
             for item in json.loads(items_json)
         ]
-        result, _ = api.evaluate(self.benchmark, self.data, answers, self.options)
+        # The samples lmms-eval asked (all, or those of --limit N), as gavel score
+        # --sample-id scores them: never the rest of the data counted as missing.
+        selection = self._scorer.selection(answer.id for answer in answers)
+        result, _ = api.evaluate(self.benchmark, self.data, answers, self.options, selection)
         return api.flat_metrics(result)
+
+    @functools.cached_property
+    def _scorer(self) -> api.SampleScorer:
+        return api.SampleScorer(self.benchmark, self.data, self.options)

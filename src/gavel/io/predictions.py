@@ -9,7 +9,7 @@ import msgspec
 
 from gavel.errors import DataError
 from gavel.geometry import MAX_SIDE
-from gavel.io.jsonl import HashingReader, decode_line, shown
+from gavel.io.jsonl import decode_line, shown
 from gavel.parsing.conventions import convention_names
 from gavel.records import Prediction
 
@@ -44,7 +44,8 @@ class PredictionReader:
     """Streams predictions, rejecting empty or duplicate ids with their line numbers.
 
     An inspect_ai ``.eval`` log is read as the predictions file it stands for (one line per
-    sample, numbered in the log's order; gavel.integrations.inspect_log).
+    sample, numbered in the log's order; gavel.integrations.inspect_log), and so is an
+    lmms-eval sample log (gavel.integrations.lmms_eval_log).
     """
 
     def __init__(self, path: str | Path):
@@ -78,5 +79,6 @@ class PredictionReader:
 
 def _lines_of(path: Path):
     from gavel.integrations.inspect_log import InspectLogLines, is_inspect_log
+    from gavel.integrations.lmms_eval_log import SampleLogLines
 
-    return InspectLogLines(path) if is_inspect_log(path) else HashingReader(path)
+    return InspectLogLines(path) if is_inspect_log(path) else SampleLogLines(path)

@@ -370,7 +370,10 @@ def gavel_figures(runs: Sequence[RunView]) -> str:
     judged = [(name, e) for name, e in judged if isinstance(e, dict)]
     if judged:
         judges = sorted({str((e.get("judge") or {}).get("name", "?")) for _, e in judged})
-        proxy = any((e.get("judge") or {}).get("proxy") for _, e in judged)
+        proxies = [e.get("judge") or {} for _, e in judged]
+        proxies = [judge for judge in proxies if judge.get("proxy")]
+        proxy = bool(proxies)
+        embedding = all(judge.get("kind") == "embedding" for judge in proxies)
         figures.append(
             _png(
                 plots.category_accuracy_plot(
@@ -381,7 +384,8 @@ def gavel_figures(runs: Sequence[RunView]) -> str:
                 "bar chart of the explanation score per category and run",
                 f"Explanation per category: the judge's 1-5 score x20, by {', '.join(judges)}"
                 + (
-                    " (an offline embedding proxy, not the paper's LLM-judge protocol)."
+                    f" ({'an offline embedding proxy' if embedding else 'a proxy'}, not the "
+                    "paper's LLM-judge protocol)."
                     if proxy
                     else "."
                 ),

@@ -49,8 +49,10 @@ def gavel_table(runs: Sequence[tuple[str, Result]]) -> Table:
 def _describe_judge(judge: dict[str, Any]) -> str:
     name = judge.get("name", "?")
     if judge.get("proxy"):
+        # Only the offline judge is an embedding model; a plugin judge says what it is itself.
+        kind = "an offline embedding PROXY" if judge.get("kind") == "embedding" else "a PROXY"
         return (
-            f"Avg and categories: explanation score x20 by {name}, an offline embedding PROXY, "
+            f"Avg and categories: explanation score x20 by {name}, {kind}, "
             "not the paper's LLM-judge protocol"
         )
     return f"Avg and categories: explanation score x20 by the LLM judge {name} (paper protocol)"
