@@ -1,7 +1,8 @@
 """Rate limits: how close gavel runs to a server's limit, and how often it is refused.
 
 A loopback server (tests/runner/openai_server.py) enforces a sliding-window limit on requests
-or tokens with 429 + Retry-After. For each case, side by side in one run, this prints the rate
+or tokens with 429 + Retry-After, or with only OpenAI's x-ratelimit-remaining/-reset headers
+on every reply, or with a bare 429 and no rate header at all. For each case, side by side in one run, this prints the rate
 achieved over the rate allowed (how full the server kept its window on average, from one
 window after the start to the last acceptance: a steady client's rate over the limit, and
 never above 1 however requests bunch) and the share of gavel's requests it refused, from the
@@ -59,6 +60,8 @@ class Case:
     rpm: float | None = None
     tpm: float | None = None
     words: int = 2
+    #: What the server's replies say about the limit (openai_server.HEADER_MODES).
+    headers: str = "retry-after"
 
 
 CASES = [
@@ -69,6 +72,15 @@ CASES = [
     Case("same, told --tpm 72000", 0.1, 16, tokens_per_s=1200, tpm=72000, words=17),
     Case("RPM and TPM, told both", 0.2, 32, requests_per_s=60, tokens_per_s=1200,
          rpm=3600, tpm=72000, words=17),
+    Case("hidden RPM, x-ratelimit only", 0.1, 8, requests_per_s=60, headers="ratelimit"),
+    Case("hidden TPM, x-ratelimit only", 0.1, 8, tokens_per_s=1200, words=17,
+         headers="ratelimit"),
+    Case("RPM+TPM, x-ratelimit only", 0.2, 32, requests_per_s=60, tokens_per_s=1200, words=17,
+         headers="ratelimit"),
+    Case("hidden RPM, no rate headers", 0.1, 8, requests_per_s=60, headers="none"),
+    Case("hidden TPM, no rate headers", 0.1, 8, tokens_per_s=1200, words=17, headers="none"),
+    Case("RPM+TPM, no rate headers", 0.2, 32, requests_per_s=60, tokens_per_s=1200, words=17,
+         headers="none"),
 ]  # fmt: skip
 
 
@@ -78,9 +90,11 @@ def run_case(fake, case: Case, count: int, window: float, folder: Path) -> str:
             requests=None if case.requests_per_s is None else round(case.requests_per_s * window),
             tokens=None if case.tokens_per_s is None else round(case.tokens_per_s * window),
             window=window,
+            headers=case.headers,
         )
         model = OpenAIChatModel("bench-model", base_urls=[server.url],
-                                api_key_env="GAVEL_BENCH_KEY", rpm=case.rpm, tpm=case.tpm)  # fmt: skip
+                                api_key_env="GAVEL_BENCH_KEY", rpm=case.rpm, tpm=case.tpm,
+                                model_check=False)  # fmt: skip
         requests = [
             Request(sample_id=f"r{i}", task="bench", prompt=f"<r{i}> " + "word " * case.words)
             for i in range(count)
@@ -105,7 +119,7 @@ def run_case(fake, case: Case, count: int, window: float, folder: Path) -> str:
 
 
 async def _bypass(self, body, post):
-    return await post()
+    return (await post())[0]  # the reply, without its headers
 
 
 def overhead(count: int, folder: Path, latency: float = 0.05, concurrency: int = 32) -> None:
@@ -113,7 +127,9 @@ def overhead(count: int, folder: Path, latency: float = 0.05, concurrency: int =
     results = {}
     with loopback_server(latency) as url:
         for name in ("through the gate", "gate bypassed", "through the gate again"):
-            model = OpenAIChatModel("bench-model", base_urls=[url], api_key_env="GAVEL_BENCH_KEY")
+            model = OpenAIChatModel(
+                "bench-model", base_urls=[url], api_key_env="GAVEL_BENCH_KEY", model_check=False
+            )
             requests = [Request(sample_id=f"o{i}", task="bench", prompt=f"question {i}")
                         for i in range(count)]  # fmt: skip
             send = EndpointGate.send

@@ -243,8 +243,9 @@ class OpenAIChatModel:
             # JSON body and reply: the typed ``chat.completions.create`` walks every message
             # part through its type hints and builds a model of the reply, about 1 ms of CPU per
             # request, a third of the runner's whole cost at 64 requests in flight. Auth,
-            # base URL, timeout, connection pool and typed errors are the client's as usual.
-            post = partial(client.post, "/chat/completions", body=body, cast_to=object)
+            # base URL, timeout, connection pool and typed errors are the client's as usual;
+            # the raw response also gives the headers (the rate limits left, for the gate).
+            post = partial(_post, client, body)
             completion = await self.rate_control.gates[index].send(body, post)
         except json.JSONDecodeError as error:
             raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
@@ -507,6 +508,14 @@ class OpenAIChatModel:
                 for url in self.base_urls
             ]  # fmt: skip
         return clients[index]
+
+
+async def _post(client: Any, body: dict[str, Any]) -> tuple[Any, Any]:
+    """The reply's JSON and its headers (the rate-limit headers pace the next requests)."""
+    import openai
+
+    raw = await client.post("/chat/completions", body=body, cast_to=openai.AsyncAPIResponse[object])
+    return await raw.parse(), raw.headers
 
 
 def _listed(model: str, names: list[str]) -> bool:
