@@ -271,6 +271,12 @@ class FakeOpenAIServer:
         self.models_fault: Fault | None = None
         #: A rate limit enforced on ``POST /v1/chat/completions`` (None: unlimited).
         self.limit: SlidingWindowLimit | None = None
+        #: Generate one request at a time (``latency`` each), the others waiting their turn,
+        #: as ``transformers serve`` does; then :attr:`generated` records each request's
+        #: (arrival, start, end) times.
+        self.serial = False
+        self.generated: list[tuple[float, float, float]] = []
+        self._generating = threading.Lock()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
@@ -385,7 +391,14 @@ class FakeOpenAIServer:
                         return
                 fault = server.plan(body, number) if server.plan else None
                 delay = server.latency + (fault.delay if fault else 0.0)
-                if delay:
+                if server.serial:
+                    arrived = time.monotonic()
+                    with server._generating:
+                        started = time.monotonic()
+                        time.sleep(delay)
+                    with server._lock:
+                        server.generated.append((arrived, started, time.monotonic()))
+                elif delay:
                     time.sleep(delay)
                 if fault and fault.drop:
                     self.close_connection = True

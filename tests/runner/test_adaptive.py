@@ -103,3 +103,19 @@ def test_once_a_429_has_come_it_paces_at_its_value_over_the_latency():
     for _ in range(10):
         limit.refused(limit.epoch)
     assert limit.cap == 1 and limit.rate(0.5) == pytest.approx(2)
+
+
+def test_a_queue_at_the_server_lowers_it_without_a_pace_and_it_grows_back_slowly():
+    limit = AdaptiveLimit(16)
+    epoch = limit.epoch
+    limit.lower_to(3)
+    assert limit.current == 3 and limit.queue_cuts == 1 and limit.decreases == 0
+    assert limit.epoch == epoch + 1  # what was sent before says nothing of the new limit
+    assert limit.rate(1.0) is None and limit.cap == 3  # not a rate limit: nothing paced
+    replies = 0
+    while limit.value < 4:
+        limit.clean()
+        replies += 1
+    assert replies >= 4 * 3  # four times slower than one per round beyond where it was put
+    limit.lower_to(3)  # the queue came back at the same level: grown back slower still
+    assert limit.slowdown == 8

@@ -244,3 +244,36 @@ def test_what_the_progress_bar_shows():
     assert control.settings() == {"rpm": 600, "tpm": None}
     with pytest.raises(GavelError, match="rpm must be a positive number"):
         RateControl(["http://a/v1"], rpm=0)
+
+
+def test_a_server_that_generates_one_request_at_a_time_gets_a_lower_limit(
+    server, api_key, tmp_path
+):
+    # One request at a time, 0.05 s each: with 16 in flight every reply would wait for 15
+    # others (0.8 s) and come no sooner. The limit comes down to what keeps the server busy.
+    server.latency, server.serial = 0.05, True
+    model = chat(server)
+    summary = run(model, requests(200), tmp_path / "pred.jsonl", concurrency=16)
+    each_once(tmp_path / "pred.jsonl", 200)
+    assert server.hits == 200 and summary.retries == 0
+    generated = sorted(server.generated)
+    queued = [start - arrival for arrival, start, _ in generated[100:]]  # the second half
+    assert sorted(queued)[len(queued) // 2] < 4 * 0.05, "waited in the server's queue"
+    assert max(queued) < 8 * 0.05
+    # Still as fast as the server goes: it was generating most of the time.
+    busy = sum(end - start for _, start, end in generated)
+    assert busy / (generated[-1][2] - generated[0][0]) > 0.75
+    gate = model.rate_control.gates[0]
+    assert gate.limit.queue_cuts >= 1 and gate.limit.current <= 4
+    assert gate.pace is None  # a lower limit, not a pace
+    bar = model.rate_control.describe()
+    assert bar.startswith(f"limit {gate.limit.current}/16  (the server queues)"), bar
+
+
+def test_a_server_that_answers_many_at_once_keeps_its_limit(server, api_key, tmp_path):
+    server.latency = 0.05  # every request answered in parallel, each in 0.05 s
+    model = chat(server)
+    run(model, requests(200), tmp_path / "pred.jsonl", concurrency=16)
+    each_once(tmp_path / "pred.jsonl", 200)
+    assert model.rate_control.gates[0].limit.queue_cuts == 0
+    assert model.rate_control.describe() == "limit 16/16"

@@ -17,6 +17,10 @@ waits, in the order requests arrived, until
   flight is 4.8 on average, not 4 or 5;
 - its ``--rpm`` and ``--tpm`` buckets allow it (:mod:`gavel.runner.rate_limit`).
 
+The adaptive limit is also lowered when the replies show that the server only queues what is
+in flight beyond what it works on at once (:mod:`gavel.runner.queueing`: a server generating one
+request at a time), so that replies do not wait in its queue past the timeout.
+
 After the reply the token bucket is corrected by what the server reported it counted, and a
 refused request gives back what it was charged. The runner retries the refused request as
 usual (:mod:`gavel.runner.retry`); :class:`RateControl` is what it sees of the gates: it sets
@@ -33,6 +37,7 @@ from typing import Any
 
 from gavel.errors import ConfigError
 from gavel.runner.adaptive import AdaptiveLimit
+from gavel.runner.queueing import QueueWatch
 from gavel.runner.rate_headers import HeaderBudget, Limits
 from gavel.runner.rate_limit import BURST_SECONDS, TokenBucket, TokenMeter
 from gavel.runner.retry import retry_after, status_of
@@ -68,6 +73,8 @@ class EndpointGate:
         self.latency: float | None = None
         #: When the next request may go at the adaptive pace (a late one may be made up for).
         self._paced_at = 0.0
+        #: Whether the server only queues what is in flight beyond what it works on at once.
+        self.queue = QueueWatch()
         #: What the server's rate-limit headers allow (:mod:`gavel.runner.rate_headers`).
         self.budget = HeaderBudget()
         #: Probes refused in a row after a bare 429, and when the last pause began.
@@ -115,6 +122,12 @@ class EndpointGate:
         self._probes = 0
         self.budget.learn(number, Limits.read(headers))
         usage = reply.get("usage") if isinstance(reply, dict) else None
+        if epoch == self.limit.epoch:  # sent under the limit as it is: measures it
+            tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+            target = self.queue.reply(time.monotonic(), took, tokens, self.limit.value)
+            if target is not None:
+                self.limit.lower_to(target)
+                self.queue.restart()
         if isinstance(usage, dict):
             counted = self.meter.learn(estimate, usage)
             if counted is not None:
@@ -179,7 +192,8 @@ class EndpointGate:
             self.limit.refusals += 1
             return None
         if self._probes == 0:
-            self.limit.refused(epoch)
+            if self.limit.refused(epoch):
+                self.queue.restart()
         else:
             self.limit.refusals += 1
         pause = max(FIRST_PROBE, self.latency or 0.0) * 2**self._probes
@@ -197,8 +211,8 @@ class EndpointGate:
             self.limit.refusals += 1
         elif wait is None:  # a bare 429: nothing says how long the limit stays full
             wait = self._probe(epoch, sent)
-        else:
-            self.limit.refused(epoch)
+        elif self.limit.refused(epoch):
+            self.queue.restart()
         if wait:
             until = time.monotonic() + min(wait, MAX_PAUSE)
             self.paused_until = max(self.paused_until, until)
@@ -246,6 +260,8 @@ class RateControl:
             text = f"limit {value:.1f}/{self.ceiling}  {sum(paces):.0f} req/s"
         else:
             text = f"limit {self.limit()}/{self.ceiling}"
+        if any(gate.limit.queue_cuts for gate in self.gates):
+            text += "  (the server queues)"
         if self.refusals:
             text += f"  429s {self.refusals}"
         paused = max(gate.paused_for for gate in self.gates)
