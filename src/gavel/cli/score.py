@@ -219,9 +219,10 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
         refused = f", {usage['refused']} without a valid score" if usage.get("refused") else ""
+        repaired = f", {usage['repaired']} scored after a repair" if usage.get("repaired") else ""
         click.echo(
             f"judge {judge.name}: {usage['answered'] - usage['errors']} answered "
-            f"({usage['cached']} from the cache), {usage['errors']} failed{refused}, "
+            f"({usage['cached']} from the cache), {usage['errors']} failed{refused}{repaired}, "
             f"tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
             err=True,
         )

@@ -273,6 +273,7 @@ class OpenAIChatModel:
         messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
         if request.system is not None:
             messages.insert(0, {"role": "system", "content": request.system})
+        messages.extend(dict(message) for message in request.followup)
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
