@@ -131,52 +131,52 @@ def test_a_hidden_token_limit_is_found_at_a_rate_between_whole_requests_in_fligh
     assert f" req/s  429s {summary.rate_limited}" in model.rate_control.describe()
 
 
-@pytest.mark.parametrize(("limit", "words", "binding"), [
+HIDDEN = pytest.mark.parametrize(("limit", "words", "binding"), [
     ({"requests": 120}, 2, 0),  # 60 requests a second
     ({"tokens": 2400}, 17, 1),  # 1,200 tokens a second, 25 a request: 48 requests a second
 ])  # fmt: skip
-def test_the_rate_headers_alone_pace_a_hidden_limit(
-    server, fake, api_key, tmp_path, limit, words, binding
+
+
+def hidden_limit(
+    server, fake, tmp_path, limit, words, binding, headers, used_at_least, refused_below
 ):
-    # No Retry-After: only OpenAI's x-ratelimit-remaining-* and -reset-* on every reply. gavel
-    # is told nothing but --concurrency 8 (80 requests a second at 0.1 s a reply).
+    """400 samples against a hidden limit whose replies say ``headers`` of it, gavel told
+    nothing but --concurrency 8 (80 requests a second at 0.1 s a reply); the model and the
+    run's summary, once the server's counters are checked."""
     server.latency = 0.1
-    server.limit = fake.SlidingWindowLimit(**limit, window=2.0, headers="ratelimit")
+    server.limit = fake.SlidingWindowLimit(**limit, window=2.0, headers=headers)
     model = chat(server)
     summary = run(model, requests(400, words=words), tmp_path / "pred.jsonl", concurrency=8)
     each_once(tmp_path / "pred.jsonl", 400)
     used, refused = server.limit.fill()[binding], server.limit.refused_share
-    assert used >= 0.8, f"{used:.0%} of the allowed rate"
-    assert refused < 0.05, f"{refused:.1%} of the requests sent were refused"
+    assert used >= used_at_least, f"{used:.0%} of the allowed rate"
+    assert refused < refused_below, f"{refused:.1%} of the requests sent were refused"
     assert len(server.limit.accepted) == 400 == server.hits - len(server.limit.refused)
-    assert summary.rate_limited == len(server.limit.refused)
+    assert summary.rate_limited == len(server.limit.refused) == model.rate_control.refusals
+    return model, summary
+
+
+@HIDDEN
+def test_the_rate_headers_alone_pace_a_hidden_limit(
+    server, fake, api_key, tmp_path, limit, words, binding
+):
+    # No Retry-After: only OpenAI's x-ratelimit-remaining-* and -reset-* on every reply.
+    model, _ = hidden_limit(server, fake, tmp_path, limit, words, binding, "ratelimit", 0.8, 0.05)
     gate = model.rate_control.gates[0]
     assert gate.budget.active and gate.limit.decreases == 0  # paced by what the server said
 
 
-@pytest.mark.parametrize(("limit", "words", "binding"), [
-    ({"requests": 120}, 2, 0),
-    ({"tokens": 2400}, 17, 1),
-])  # fmt: skip
+@HIDDEN
 def test_a_bare_429_pauses_and_probes_instead_of_cutting_the_limit_on_every_refusal(
     server, fake, api_key, tmp_path, limit, words, binding
 ):
     # A 429 and nothing else: no Retry-After, no rate header. A full window refuses every
     # request until what filled it leaves, so refusals come in spells; the adaptive limit
     # shrinks once a spell, and the endpoint waits (doubling) instead of being hammered.
-    server.latency = 0.1
-    server.limit = fake.SlidingWindowLimit(**limit, window=2.0, headers="none")
-    model = chat(server)
-    summary = run(model, requests(400, words=words), tmp_path / "pred.jsonl", concurrency=8)
-    each_once(tmp_path / "pred.jsonl", 400)
-    used, refused = server.limit.fill()[binding], server.limit.refused_share
-    assert used >= 0.6, f"{used:.0%} of the allowed rate"
-    assert refused < 0.12, f"{refused:.1%} of the requests sent were refused"
-    assert len(server.limit.accepted) == 400 == server.hits - len(server.limit.refused)
-    assert summary.rate_limited == len(server.limit.refused) == model.rate_control.refusals > 0
+    model, summary = hidden_limit(server, fake, tmp_path, limit, words, binding, "none", 0.6, 0.12)
     gate = model.rate_control.gates[0]
-    assert not gate.budget.active
-    assert 1 <= gate.limit.decreases < len(server.limit.refused)  # not once per refusal
+    assert not gate.budget.active and summary.rate_limited > 0
+    assert 1 <= gate.limit.decreases < summary.rate_limited  # not once per refusal
 
 
 def test_retry_after_as_an_http_date_pauses_the_whole_endpoint(server, fake, api_key, tmp_path):
