@@ -119,3 +119,11 @@ def test_a_queue_at_the_server_lowers_it_without_a_pace_and_it_grows_back_slowly
     assert replies >= 4 * 3  # four times slower than one per round beyond where it was put
     limit.lower_to(3)  # the queue came back at the same level: grown back slower still
     assert limit.slowdown == 8
+
+
+def test_a_request_timed_out_in_the_servers_queue_cuts_it_once_a_round():
+    limit = AdaptiveLimit(16)
+    epoch = limit.epoch
+    assert limit.queued(epoch) is True and limit.value == pytest.approx(16 * DECREASE)
+    assert limit.queued(epoch) is False  # sent under the old limit: no news
+    assert limit.queue_cuts == 1 and limit.rate(1.0) is None

@@ -277,3 +277,35 @@ def test_a_server_that_answers_many_at_once_keeps_its_limit(server, api_key, tmp
     each_once(tmp_path / "pred.jsonl", 200)
     assert model.rate_control.gates[0].limit.queue_cuts == 0
     assert model.rate_control.describe() == "limit 16/16"
+
+
+def test_a_serialized_server_slower_than_the_timeout_at_full_concurrency_answers_every_sample(
+    server, api_key, tmp_path
+):
+    # 0.1 s a request, one at a time, 16 in flight: 1.6 s a reply against a 1 s timeout. Held
+    # at 16, every request times out, the server keeps generating what was given up on, and
+    # the run stops on its failure budget. A timeout with nothing sent later answered first is
+    # a queue: the limit comes down, and only requests sent in the first seconds are late.
+    server.latency, server.serial = 0.1, True
+    model = OpenAIChatModel(
+        "test-model", base_urls=[server.url], api_key_env="GAVEL_TEST_KEY", timeout=1.0
+    )
+    policy = RetryPolicy(retries=6, base_delay=0.05, max_delay=0.5)
+    summary = asyncio.run(
+        run_async(
+            model,
+            requests(100),
+            tmp_path / "pred.jsonl",
+            concurrency=16,
+            progress=False,
+            retries=policy,
+        )
+    )
+    each_once(tmp_path / "pred.jsonl", 100)
+    assert summary.errors == 0
+    generated = sorted(server.generated)
+    start, end = generated[0][0], generated[-1][2]
+    late = [arrival - start for arrival, _, done in generated if done - arrival > 1.0]
+    assert late and max(late) < (end - start) / 2, f"given up on, by arrival: {late}"
+    assert len(late) < 40 and server.hits == 100 + summary.retries  # a retry each time-out
+    assert model.rate_control.gates[0].limit.current <= 4

@@ -123,6 +123,15 @@ class AdaptiveLimit:
         self._moved(value, value)
         self.queue_cuts += 1
 
+    def queued(self, epoch: int) -> bool:
+        """A request sent in ``epoch`` timed out waiting behind the others (none sent after it
+        was answered first): cut as for a 429, once per round, and grown back as slowly as
+        after :meth:`lower_to`. True when it moved the limit."""
+        if epoch != self.epoch:
+            return False
+        self.lower_to(self.value * self.decrease)
+        return True
+
     def _moved(self, loss: float, value: float) -> None:
         same_level = self.loss is not None and abs(loss - self.loss) < 1
         self.slowdown = min(self.slowdown * 2, MAX_SLOWDOWN) if same_level else self.base_slowdown

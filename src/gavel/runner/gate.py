@@ -19,7 +19,9 @@ waits, in the order requests arrived, until
 
 The adaptive limit is also lowered when the replies show that the server only queues what is
 in flight beyond what it works on at once (:mod:`gavel.runner.queueing`: a server generating one
-request at a time), so that replies do not wait in its queue past the timeout.
+request at a time), so that replies do not wait in its queue past the timeout, and when a
+request times out while the server answers others but none sent after it (it waited behind
+them), cut as for a 429, once a round.
 
 After the reply the token bucket is corrected by what the server reported it counted, and a
 refused request gives back what it was charged. The runner retries the refused request as
@@ -77,6 +79,8 @@ class EndpointGate:
         self.queue = QueueWatch()
         #: What the server's rate-limit headers allow (:mod:`gavel.runner.rate_headers`).
         self.budget = HeaderBudget()
+        #: The newest request (by number) answered cleanly so far.
+        self._answered = -1
         #: Probes refused in a row after a bare 429, and when the last pause began.
         self._probes = 0
         self._probe_from = 0.0
@@ -107,6 +111,11 @@ class EndpointGate:
             reply, headers = await post()
         except BaseException as error:
             self._done()
+            # The server answers, but nothing sent after this request came back before it gave
+            # up: it waited in the server's queue, not on its own long answer.
+            queued = _timed_out(error) and self.latency is not None and self._answered < number
+            if queued and self.limit.queued(epoch):
+                self.queue.restart()
             if status_of(error) == 429:
                 response = getattr(error, "response", None)
                 limits = Limits.read(getattr(response, "headers", None))
@@ -120,6 +129,7 @@ class EndpointGate:
             self.latency + LATENCY_SMOOTHING * (took - self.latency))  # fmt: skip
         self.limit.clean()
         self._probes = 0
+        self._answered = max(self._answered, number)
         self.budget.learn(number, Limits.read(headers))
         usage = reply.get("usage") if isinstance(reply, dict) else None
         if epoch == self.limit.epoch:  # sent under the limit as it is: measures it
@@ -222,6 +232,17 @@ class EndpointGate:
         if self.tokens is not None:
             self.tokens.give_back(charged)
         self._changed.set()
+
+
+def _timed_out(error: BaseException) -> bool:
+    """Whether the request gave up waiting for its reply (the client's ``--timeout``)."""
+    if isinstance(error, TimeoutError):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - only without the api extra
+        return False
+    return isinstance(error, openai.APITimeoutError)
 
 
 class RateControl:

@@ -7,7 +7,7 @@ goes on working on requests the client has given up on. More in flight then buys
 latency, where a batching server (vLLM, SGLang) answers more per second with more in flight.
 
 Little's law tells them apart from the replies themselves. Over a *round* (as many replies as
-the limit, of requests sent since the limit last moved) the server's throughput ``X`` (tokens
+the limit, 4 to 8, of requests sent since the limit last moved) the server's throughput ``X`` (tokens
 answered per second) times the quickest a token has ever come back (``r_min``, seconds of
 latency per completion token: a reply that did not queue) is how many requests it works on at
 once, its parallelism ``P``. A batching server's ``P`` is about what is in flight; a serialized
@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 
 #: Latency per token over the quickest seen that says the time goes on waiting.
 QUEUE_FACTOR = 3.0
-#: Replies in a round at least (a limit of 1 or 2 measures over a few replies).
+#: Replies in a round at least (a limit of 1 or 2 measures over a few replies), and at most
+#: (a limit of 16 is judged after 8 replies, before the rest of them have queued too).
 MIN_ROUND = 4
+MAX_ROUND = 8
 
 
 @dataclass
@@ -47,7 +49,7 @@ class QueueWatch:
         per_token = latency / tokens
         self.quickest = per_token if self.quickest is None else min(self.quickest, per_token)
         self.replies.append((done, latency, tokens))
-        if len(self.replies) < max(MIN_ROUND, round(limit)):
+        if len(self.replies) < max(MIN_ROUND, min(round(limit), MAX_ROUND)):
             return None
         replies, self.replies = sorted(self.replies), []
         span = replies[-1][0] - replies[0][0]
