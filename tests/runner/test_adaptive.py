@@ -24,6 +24,8 @@ def test_a_429_shrinks_it_once_per_round():
     assert [limit.refused(epoch) for _ in range(7)] == [False] * 7
     assert limit.value == pytest.approx(16 * DECREASE) and limit.refusals == 8
     assert limit.decreases == 1
+    assert limit.refused(limit.epoch, shrink=False) is False  # counted only
+    assert limit.refusals == 9 and limit.decreases == 1
     assert limit.refused(limit.epoch) is True  # one sent after the decrease: it was still too many
     assert limit.value == pytest.approx(16 * DECREASE**2)
     halving = AdaptiveLimit(16, decrease=0.5)

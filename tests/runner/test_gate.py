@@ -258,13 +258,14 @@ def test_a_server_that_generates_one_request_at_a_time_gets_a_lower_limit(
     assert server.hits == 200 and summary.retries == 0
     generated = sorted(server.generated)
     queued = [start - arrival for arrival, start, _ in generated[100:]]  # the second half
-    assert sorted(queued)[len(queued) // 2] < 4 * 0.05, "waited in the server's queue"
-    assert max(queued) < 8 * 0.05
+    # Held at 16, each would wait for 15 others (0.75 s); thresholds leave room for a busy box.
+    median = sorted(queued)[len(queued) // 2]
+    assert median < 5 * 0.05 and max(queued) < 10 * 0.05, f"waited {median:.2f}-{max(queued):.2f} s"
     # Still as fast as the server goes: it was generating most of the time.
     busy = sum(end - start for _, start, end in generated)
     assert busy / (generated[-1][2] - generated[0][0]) > 0.75
     gate = model.rate_control.gates[0]
-    assert gate.limit.queue_cuts >= 1 and gate.limit.current <= 4
+    assert gate.limit.queue_cuts >= 1 and gate.limit.current <= 5, gate.limit.value
     assert gate.pace is None  # a lower limit, not a pace
     bar = model.rate_control.describe()
     assert bar.startswith(f"limit {gate.limit.current}/16  (the server queues)"), bar

@@ -107,10 +107,11 @@ class AdaptiveLimit:
             step /= self.slowdown
         self.value = min(float(self.ceiling), self.value + step)
 
-    def refused(self, epoch: int) -> bool:
-        """A 429 for a request sent in ``epoch``; True when it shrank the limit."""
+    def refused(self, epoch: int, *, shrink: bool = True) -> bool:
+        """A 429 for a request sent in ``epoch``; True when it shrank the limit (never with
+        ``shrink`` False: counted only, for a 429 that says nothing new of the limit)."""
         self.refusals += 1
-        if epoch != self.epoch:
+        if epoch != self.epoch or not shrink:
             return False
         self._moved(self.value, self.value * self.decrease)
         self.paced = True

@@ -199,13 +199,10 @@ class EndpointGate:
         shrinks the limit; a clean reply ends it. A 429 of a request sent before the pause
         began is old news."""
         if sent < self._probe_from:
-            self.limit.refusals += 1
+            self.limit.refused(epoch, shrink=False)
             return None
-        if self._probes == 0:
-            if self.limit.refused(epoch):
-                self.queue.restart()
-        else:
-            self.limit.refusals += 1
+        if self.limit.refused(epoch, shrink=self._probes == 0):
+            self.queue.restart()
         pause = max(FIRST_PROBE, self.latency or 0.0) * 2**self._probes
         self._probes += 1
         self._probe_from = time.monotonic()
@@ -218,7 +215,7 @@ class EndpointGate:
     def _refused(self, epoch: int, wait: float | None, charged: float, sent: float,
                  limits: Limits | None) -> None:  # fmt: skip
         if limits is not None:  # the headers pace what follows: no guess at the limit
-            self.limit.refusals += 1
+            self.limit.refused(epoch, shrink=False)
         elif wait is None:  # a bare 429: nothing says how long the limit stays full
             wait = self._probe(epoch, sent)
         elif self.limit.refused(epoch):
