@@ -95,3 +95,40 @@ def test_an_older_reply_does_not_replace_a_fresher_one():
     budget.learn(1, Limits(requests=(0.0, 1.0), tokens=None))
     budget.learn(0, Limits(requests=(5.0, 1.0), tokens=None))  # arrived late: stale
     assert budget.wait(0.2, 1.0) > 0
+
+
+def refilling_limit(capacity: float, refill: float, latency: float, concurrency: int,
+                    seconds: float, step: float = 0.001) -> tuple[int, int]:  # fmt: skip
+    """A limit that refills evenly (a token bucket, as OpenAI describes its own: the reset is
+    the time until it is full again) and a client sending whenever the budget allows, both on
+    a clock stepped by hand; (accepted, refused)."""
+    budget = HeaderBudget()
+    level, last, now = capacity, 0.0, 0.0
+    flight: list[tuple[float, int, bool, float, float]] = []
+    accepted = refused = 0
+    while now < seconds:
+        for reply in [reply for reply in flight if reply[0] <= now]:
+            flight.remove(reply)
+            _, number, taken, remaining, reset = reply
+            if not taken:
+                budget.counted(number, None)
+            budget.learn(number, Limits(requests=(remaining, reset), tokens=None))
+        while len(flight) < concurrency and budget.wait(now, 0.0) == 0.0:
+            number = budget.sent(now, 0.0)
+            level, last = min(capacity, level + (now - last) * refill), now
+            taken = level >= 1
+            level -= taken
+            accepted += taken
+            refused += not taken
+            reset = (capacity - level) / refill
+            flight.append((now + latency, number, taken, float(int(level)), reset))
+        now += step
+    return accepted, refused
+
+
+def test_a_limit_that_refills_evenly_is_kept_to_as_well():
+    # 60 requests at most, refilled at 30 a second; 8 in flight at 0.1 s could send 80.
+    accepted, refused = refilling_limit(60, 30, latency=0.1, concurrency=8, seconds=20)
+    allowed = 60 + 30 * 20
+    assert accepted >= 0.9 * allowed, f"{accepted} of {allowed}"
+    assert refused <= 0.02 * (accepted + refused), f"{refused} refused"

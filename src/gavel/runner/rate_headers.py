@@ -13,11 +13,18 @@ Many send no ``Retry-After`` with a 429, so these are what there is to go by. A 
 the limit when the server counted that request; requests sent after it were not counted yet,
 and what was counted leaves the limit later. :class:`HeaderBudget` keeps gavel's own log of what
 it sent (when, one request, its tokens) and works out what is allowed now from the freshest
-reply: its remaining amount, less what was sent after that request, plus what gavel sent one
-window before now (it has left the window since). The window is the longest reset seen (a
-sliding window reports its length; a token bucket the time to refill it wholly), and by the
-reset time of that reply the limit is whole again whatever the log says. Nothing is known to
-limit until a reply has carried the headers: until then nothing is paced by them.
+reply: its remaining amount, less what was sent after that request, plus what has come back
+since. Providers limit in two ways, and what comes back is taken as the smaller of both:
+
+- a sliding window lets each request go one window after it came (the window is the longest
+  reset seen: a sliding window reports its length), so what gavel sent one window before now
+  has come back;
+- a token bucket (OpenAI's, by its description: the reset is the time until it is full again)
+  refills evenly: what gavel sent within the reply's reset before it comes back at an even pace
+  over that reset.
+
+By the reset time of that reply the limit is whole again whatever the log says. Nothing is
+known to limit until a reply has carried the headers: until then nothing is paced by them.
 
 Written here: no maintained library reads these headers (``aiolimiter`` and ``limits`` enforce
 a limit the caller states), and the log is what turns a remaining count into a pace.
@@ -174,19 +181,46 @@ class HeaderBudget:
         whole = sent_at + reset + guard  # the limit is back to its initial state by then
         if now >= whole:
             return 0.0
-        # What the reply left, less what was sent after it, plus what has left the window since
-        # (sent within one window before the reply, and at least a window before now).
-        allowance = remaining - sum(costs[index + 1 :])
+        left = remaining - sum(costs[index + 1 :])  # what the reply left, less what went since
+        if left >= need:
+            return 0.0
+        # What has come back since must be enough both ways (the limit may be either kind).
+        deficit = need - left
+        return max(
+            self._leaving(kind, now, deficit, guard), self._refilling(kind, now, deficit, guard)
+        )
+
+    def _leaving(self, kind: int, now: float, deficit: float, guard: float) -> float:
+        """Seconds until enough of what gavel sent has left the window, each request one
+        window after it was sent (as a sliding window lets them go)."""
+        window = self.windows[kind]
+        number, _, reset = window.ref  # type: ignore[misc]
+        costs = self.costs[kind]
+        sent_at = self.times[number - self.first]
+        whole = sent_at + reset + guard
         start = bisect.bisect_right(self.times, sent_at - window.length)
         stop = bisect.bisect_right(self.times, now - window.length - guard)
-        allowance += sum(costs[start:stop])
-        if allowance >= need:
+        freed = sum(costs[start:stop])
+        if freed >= deficit:
             return 0.0
         for position in range(max(start, stop), len(self.times)):
-            allowance += costs[position]
-            if allowance >= need:
+            freed += costs[position]
+            if freed >= deficit:
                 return min(self.times[position] + window.length + guard, whole) - now
         return whole - now
+
+    def _refilling(self, kind: int, now: float, deficit: float, guard: float) -> float:
+        """Seconds until the limit has refilled enough at the pace the reply's reset implies
+        (what gavel sent in that time comes back evenly, as a token bucket refills)."""
+        number, _, reset = self.windows[kind].ref  # type: ignore[misc]
+        index = number - self.first
+        sent_at = self.times[index]
+        whole = sent_at + reset + guard
+        start = bisect.bisect_right(self.times, sent_at - reset)
+        counted = sum(self.costs[kind][start : index + 1])
+        if counted <= deficit:
+            return whole - now
+        return max(min(sent_at + guard + reset * deficit / counted, whole) - now, 0.0)
 
     def _trim(self, now: float) -> None:
         """Forget requests no reply can need any more: those more than two windows old, or
