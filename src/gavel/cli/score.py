@@ -122,7 +122,8 @@ def judge_options(command):
             type=click.IntRange(min=0),
             default=2,
             show_default=True,
-            help="Re-asks after a reply without a valid score, before judge_error.",
+            help="Re-asks after a reply without a valid score (each shows the judge its reply "
+            "and asks for only the JSON object; 0: none), before judge_error.",
         ),
         click.option(
             "--judge-cache",
