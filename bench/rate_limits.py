@@ -1,19 +1,23 @@
 """Rate limits: how close gavel runs to a server's limit, and how often it is refused.
 
 A loopback server (tests/runner/openai_server.py) enforces a sliding-window limit on requests
-or tokens with 429 + Retry-After. For each case, side by side in one run, this prints the rate
+or tokens with 429 + Retry-After, or with only OpenAI's x-ratelimit-remaining/-reset headers
+on every reply, or with a bare 429 and no rate header at all. For each case, side by side in one run, this prints the rate
 achieved over the rate allowed (how full the server kept its window on average, from one
 window after the start to the last acceptance: a steady client's rate over the limit, and
 never above 1 however requests bunch) and the share of gavel's requests it refused, from the
 server's own counters. Windows are seconds where a provider's are a minute, so that the run is
 short.
 
+Then a server that generates one request at a time, 16 requests in flight: how long requests
+wait in its queue, with the in-flight limit adapting to it and held at --concurrency.
+
 Then what the gate costs where there is no limit: the same run against an unlimited server (in
 a subprocess, so its CPU is not counted) with every request through the gate, and with the
 gate bypassed, side by side.
 
     python bench/rate_limits.py [--requests 600] [--window 2] [--overhead-requests 3000]
-                                [--only "hidden TPM"]
+                                [--serial-requests 300] [--only "hidden TPM"]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.runner.async_runner import run_async
 from gavel.runner.gate import EndpointGate
+from gavel.runner.queueing import QueueWatch
 from loopback import loopback_server
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "runner" / "openai_server.py"
@@ -59,6 +64,8 @@ class Case:
     rpm: float | None = None
     tpm: float | None = None
     words: int = 2
+    #: What the server's replies say about the limit (openai_server.HEADER_MODES).
+    headers: str = "retry-after"
 
 
 CASES = [
@@ -69,6 +76,15 @@ CASES = [
     Case("same, told --tpm 72000", 0.1, 16, tokens_per_s=1200, tpm=72000, words=17),
     Case("RPM and TPM, told both", 0.2, 32, requests_per_s=60, tokens_per_s=1200,
          rpm=3600, tpm=72000, words=17),
+    Case("hidden RPM, x-ratelimit only", 0.1, 8, requests_per_s=60, headers="ratelimit"),
+    Case("hidden TPM, x-ratelimit only", 0.1, 8, tokens_per_s=1200, words=17,
+         headers="ratelimit"),
+    Case("RPM+TPM, x-ratelimit only", 0.2, 32, requests_per_s=60, tokens_per_s=1200, words=17,
+         headers="ratelimit"),
+    Case("hidden RPM, no rate headers", 0.1, 8, requests_per_s=60, headers="none"),
+    Case("hidden TPM, no rate headers", 0.1, 8, tokens_per_s=1200, words=17, headers="none"),
+    Case("RPM+TPM, no rate headers", 0.2, 32, requests_per_s=60, tokens_per_s=1200, words=17,
+         headers="none"),
 ]  # fmt: skip
 
 
@@ -78,9 +94,11 @@ def run_case(fake, case: Case, count: int, window: float, folder: Path) -> str:
             requests=None if case.requests_per_s is None else round(case.requests_per_s * window),
             tokens=None if case.tokens_per_s is None else round(case.tokens_per_s * window),
             window=window,
+            headers=case.headers,
         )
         model = OpenAIChatModel("bench-model", base_urls=[server.url],
-                                api_key_env="GAVEL_BENCH_KEY", rpm=case.rpm, tpm=case.tpm)  # fmt: skip
+                                api_key_env="GAVEL_BENCH_KEY", rpm=case.rpm, tpm=case.tpm,
+                                model_check=False)  # fmt: skip
         requests = [
             Request(sample_id=f"r{i}", task="bench", prompt=f"<r{i}> " + "word " * case.words)
             for i in range(count)
@@ -105,7 +123,7 @@ def run_case(fake, case: Case, count: int, window: float, folder: Path) -> str:
 
 
 async def _bypass(self, body, post):
-    return await post()
+    return (await post())[0]  # the reply, without its headers
 
 
 def overhead(count: int, folder: Path, latency: float = 0.05, concurrency: int = 32) -> None:
@@ -113,7 +131,9 @@ def overhead(count: int, folder: Path, latency: float = 0.05, concurrency: int =
     results = {}
     with loopback_server(latency) as url:
         for name in ("through the gate", "gate bypassed", "through the gate again"):
-            model = OpenAIChatModel("bench-model", base_urls=[url], api_key_env="GAVEL_BENCH_KEY")
+            model = OpenAIChatModel(
+                "bench-model", base_urls=[url], api_key_env="GAVEL_BENCH_KEY", model_check=False
+            )
             requests = [Request(sample_id=f"o{i}", task="bench", prompt=f"question {i}")
                         for i in range(count)]  # fmt: skip
             send = EndpointGate.send
@@ -138,11 +158,40 @@ def overhead(count: int, folder: Path, latency: float = 0.05, concurrency: int =
     )
 
 
+def serialized(fake, count: int, folder: Path, service: float = 0.05) -> None:
+    """A server generating one request at a time, 16 sent at once: the time each request
+    waited in its queue and its throughput, with the in-flight limit adapting and with it held
+    at --concurrency (the queue check bypassed), side by side."""
+    for name in ("limit adapting", "queue check bypassed"):
+        reply = QueueWatch.reply
+        if name == "queue check bypassed":
+            QueueWatch.reply = lambda self, *args, **kwargs: None
+        try:
+            with fake.FakeOpenAIServer(latency=service, record=False) as server:
+                server.serial = True
+                model = OpenAIChatModel("bench-model", base_urls=[server.url],
+                                        api_key_env="GAVEL_BENCH_KEY", model_check=False)  # fmt: skip
+                requests = [Request(sample_id=f"q{i}", task="bench", prompt=f"question {i}")
+                            for i in range(count)]  # fmt: skip
+                wall = time.perf_counter()
+                asyncio.run(run_async(model, requests, folder / f"{name}.jsonl", concurrency=16,
+                                      progress=False))  # fmt: skip
+                wall = time.perf_counter() - wall
+        finally:
+            QueueWatch.reply = reply
+        waits = sorted(start - arrival for arrival, start, _ in server.generated[count // 2 :])
+        print(f"{name:<22} {count / wall:>6.1f} requests/s (the server's most: "
+              f"{1 / service:.0f}/s), queue wait median {waits[len(waits) // 2]:.2f} s, "
+              f"max {waits[-1]:.2f} s (second half), "
+              f"{model.rate_control.describe()}", flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=600)
     parser.add_argument("--window", type=float, default=2.0, help="the server's window, seconds")
     parser.add_argument("--overhead-requests", type=int, default=3000)
+    parser.add_argument("--serial-requests", type=int, default=300)
     parser.add_argument("--only", default="", help="run only the cases whose name has this")
     args = parser.parse_args()
     os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
@@ -155,6 +204,10 @@ def main() -> None:
             print(run_case(fake, case, args.requests, args.window, Path(folder)), flush=True)
     print("achieved = average fill of the server's window (rate achieved / rate allowed, of "
           "the binding limit); 429s = share of the requests sent that were refused")  # fmt: skip
+    if args.serial_requests:
+        print(f"\nserialized server, {args.serial_requests} requests of 0.05 s, concurrency 16:")
+        with tempfile.TemporaryDirectory() as folder:
+            serialized(fake, args.serial_requests, Path(folder))
     if args.overhead_requests:
         print(f"\nno limit, {args.overhead_requests} requests, 0.05 s replies, concurrency 32:")
         with tempfile.TemporaryDirectory() as folder:

@@ -146,6 +146,30 @@ def test_a_judge_that_never_answers_validly_is_reported_not_averaged(
     assert f"0 answered (0 from the cache), {asked} failed" in done.stderr
 
 
+def test_scores_that_came_from_a_repair_are_counted_on_the_console_and_in_results(
+    gavel, server, tmp_path, api_key
+):
+    from gavel.judge.llm import REPAIR_PROMPT
+
+    def reply(body, number):  # deterministic: a score only when told to give only the JSON
+        if body["messages"][-1]["content"] == REPAIR_PROMPT:
+            return '{"score": 3, "reason": "repaired"}'
+        return "Three, I would say."
+
+    server.reply = reply
+    done = score_with_judge(gavel, server, tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    explanation = results["metrics"]["explanation"]
+    asked = 12 - explanation["counts"]["not_answered"]
+    assert server.hits == 2 * asked  # each sample: the request, then one repair
+    assert f"{asked} answered (0 from the cache), 0 failed, {asked} scored after a repair" in (
+        done.stderr
+    )
+    assert explanation["judge"]["usage"]["repaired"] == asked
+    assert explanation["judge"]["repair"] is True
+
+
 def test_a_parroting_judge_on_more_samples_than_the_budget_still_writes_results(
     gavel, server, tmp_path, api_key
 ):

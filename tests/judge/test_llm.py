@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import pytest
 
 pytest.importorskip("openai", reason="the LLM judge needs the api extra (openai)")
 
 from gavel.judge.items import JUDGE_ERROR, NOT_ANSWERED, OK, JudgeItem, summarize_judged
-from gavel.judge.llm import LLMJudge
+from gavel.judge.llm import REPAIR_PROMPT, LLMJudge, prompt_sha256
 from gavel.judge.protocol import SYSTEM_PROMPT, judge_messages
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.runner.retry import RetryPolicy
@@ -94,7 +95,7 @@ def test_invalid_replies_are_asked_again_then_counted_as_judge_error(server, tmp
     calls = {"flaky": 0}
 
     def reply(body, number):
-        text = body["messages"][-1]["content"]
+        text = body["messages"][1]["content"]  # the protocol's message (a re-ask adds more)
         if "NEVER" in text:
             return "I would rate this quite highly."
         if "FLAKY" in text:
@@ -114,8 +115,9 @@ def test_invalid_replies_are_asked_again_then_counted_as_judge_error(server, tmp
     assert [j.status for j in judged] == [JUDGE_ERROR, OK, OK]
     assert judged[0].score is None and "no valid score in 3 replies" in judged[0].detail
     assert judged[1].score == 4
-    prompts = list(server.prompts.values())
-    assert sorted(prompts) == [1, 2, 3]  # fine once, flaky twice, never 1 + 2 retries
+    asked = Counter(b["messages"][1]["content"].split("Prediction: ")[1].split()[2]
+                    for _, b, _ in server.received)  # fmt: skip
+    assert asked == {"fine": 1, "FLAKY": 2, "NEVER": 3}  # never: 1 + 2 re-asks
     # The ledger counts every reply received, refused ones included (6 replies in all).
     received = sum(len(b["messages"][-1]["content"].split()) for _, b, _ in server.received)
     assert judge.usage()["prompt_tokens"] == received
@@ -211,3 +213,61 @@ def test_cut_off_and_range_replies_are_refused(server, tmp_path, api_key):
     judged = make_judge(server, tmp_path, invalid_retries=4).judge([item("a")])
     assert (judged[0].status, judged[0].score, judged[0].reason) == (OK, 4, "close")
     assert server.hits == 5  # four refused replies, then the valid one
+
+
+def test_a_reask_shows_the_judge_its_reply_and_asks_for_only_the_json(server, tmp_path, api_key):
+    """A deterministic judge: the same request always gets the same invalid reply, and only a
+    request that carries the repair instruction gets a score."""
+
+    def reply(body, number):
+        messages = body["messages"]
+        if messages[-1] == {"role": "user", "content": REPAIR_PROMPT}:
+            return '{"score": 4, "reason": "repaired"}'
+        return "The prediction is mostly right, I would say four."
+
+    server.reply = reply
+    judge = make_judge(server, tmp_path)  # --judge-retries 2, the default
+    items = [item("a"), item("b", "No hall.", "Hallucination: no. Fine.")]
+    judged = judge.judge(items)
+    assert [(j.status, j.score, j.reason) for j in judged] == [(OK, 4, "repaired")] * 2
+    assert server.hits == 4  # one re-ask each
+    for given in items:  # from the server's side: the plain request, then the repair
+        system, user = judge_messages(given.prediction, given.ground_truth, given.hallucinated)
+        bodies = [b["messages"] for _, b, _ in server.received if b["messages"][1] == user]
+        invalid = {"role": "assistant", "content": reply({"messages": [user]}, 0)}
+        assert sorted(bodies, key=len) == [
+            [system, user],
+            [system, user, invalid, {"role": "user", "content": REPAIR_PROMPT}],
+        ]
+    assert judge.usage()["repaired"] == 2
+    settings = judge.settings()
+    assert settings["repair"] is True and settings["prompt_sha256"] == prompt_sha256(repair=True)
+    assert prompt_sha256(repair=True) != prompt_sha256()
+    assert judge.model.settings()["judge_prompt_sha256"] == prompt_sha256(repair=True)  # in ids
+
+
+def test_no_retries_means_no_repair(server, tmp_path, api_key):
+    server.reply = lambda body, number: (
+        '{"score": 4, "reason": "repaired"}' if len(body["messages"]) > 2 else "four, I think"
+    )
+    judge = make_judge(server, tmp_path, invalid_retries=0)  # --judge-retries 0
+    judged = judge.judge([item("a")])
+    assert judged[0].status == JUDGE_ERROR and "no valid score in 1 replies" in judged[0].detail
+    assert server.hits == 1 and len(server.received[0][1]["messages"]) == 2
+    assert judge.usage()["repaired"] == 0
+    settings = judge.settings()
+    assert settings["repair"] is False and settings["prompt_sha256"] == prompt_sha256()
+
+
+def test_repaired_scores_are_counted_again_when_the_replies_file_resumes(server, tmp_path, api_key):
+    server.reply = lambda body, number: (
+        '{"score": 2, "reason": "repaired"}' if len(body["messages"]) > 2 else "two"
+    )
+    replies = tmp_path / "results.judge.jsonl"
+    make_judge(server, tmp_path, replies=replies).judge([item("a"), item("b")])
+    assert server.hits == 4
+    lines = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert [line["meta"]["repaired"] for line in lines] == [1, 1]
+    again = make_judge(server, tmp_path, replies=replies)
+    again.judge([item("a"), item("b")])
+    assert server.hits == 4 and again.usage()["repaired"] == 2

@@ -20,7 +20,9 @@ of its data URL, and the completion is the reply's tokens, as a real server coun
 :attr:`FakeOpenAIServer.limit` (a :class:`SlidingWindowLimit`) makes it a rate-limited API: a
 request beyond its requests or tokens in the last ``window`` seconds is refused with 429 and
 ``Retry-After`` (and OpenAI's ``retry-after-ms``) saying when the oldest will have left the
-window; its counters are what the rate-limit tests and ``bench/rate_limits.py`` assert on.
+window; or, as some providers do, with only OpenAI's ``x-ratelimit-remaining-*`` and
+``x-ratelimit-reset-*`` headers on every reply, or with no rate header at all. Its counters
+are what the rate-limit tests and ``bench/rate_limits.py`` assert on.
 
 ``GET /v1/models`` lists :attr:`FakeOpenAIServer.served` (404, as FastAPI says it, while that is
 ``None``). :meth:`FakeOpenAIServer.kill` stops it as a killed process stops: the port closed and
@@ -120,15 +122,26 @@ def faults_by_marker(
     return choose
 
 
+#: What a :class:`SlidingWindowLimit` tells its clients: ``Retry-After`` (and ``retry-after-ms``)
+#: on a 429; OpenAI's ``x-ratelimit-remaining-*`` / ``x-ratelimit-reset-*`` on every reply and
+#: nothing else; or no rate header at all.
+HEADER_MODES = ("retry-after", "ratelimit", "none")
+
+
 class SlidingWindowLimit:
     """At most ``requests`` requests and ``tokens`` tokens (prompt + completion, as the reply's
     ``usage`` counts them) accepted in any ``window`` seconds, as hosted APIs limit a key. A
-    refused request is not counted against the window."""
+    refused request is not counted against the window. ``headers`` (one of
+    :data:`HEADER_MODES`) is what the replies say about it."""
 
-    def __init__(self, requests: int | None = None, tokens: int | None = None, window: float = 1.0):
+    def __init__(self, requests: int | None = None, tokens: int | None = None, window: float = 1.0,
+                 headers: str = "retry-after"):  # fmt: skip
+        if headers not in HEADER_MODES:
+            raise ValueError(f"headers must be one of {HEADER_MODES}")
         self.requests = requests
         self.tokens = tokens
         self.window = window
+        self.headers = headers
         self._lock = threading.Lock()
         self._recent: deque[tuple[float, int]] = deque()
         self._tokens_in_window = 0
@@ -139,6 +152,10 @@ class SlidingWindowLimit:
 
     def admit(self, tokens: int, now: float | None = None) -> float | None:
         """None when the request is accepted (and counted), else seconds until it could be."""
+        return self.decide(tokens, now)[0]
+
+    def decide(self, tokens: int, now: float | None = None) -> tuple[float | None, dict[str, str]]:
+        """:meth:`admit`, with the headers the reply (a 429 or the answer) carries."""
         now = time.monotonic() if now is None else now
         with self._lock:
             while self._recent and self._recent[0][0] <= now - self.window:
@@ -146,11 +163,30 @@ class SlidingWindowLimit:
             wait = self._wait(tokens, now)
             if wait is not None:
                 self.refused.append(now)
-                return wait
-            self._recent.append((now, tokens))
-            self._tokens_in_window += tokens
-            self.accepted.append((now, tokens))
-            return None
+            else:
+                self._recent.append((now, tokens))
+                self._tokens_in_window += tokens
+                self.accepted.append((now, tokens))
+            if self.headers == "retry-after":
+                return wait, {} if wait is None else _retry_after(wait)
+            if self.headers == "none":
+                return wait, {}
+            return wait, self._state(now)
+
+    def _state(self, now: float) -> dict[str, str]:
+        """OpenAI's headers for the window as it is now: what is left of each limit, and the
+        time until the window is back to its initial state (empty: the newest request in it
+        has left), in OpenAI's duration format."""
+        reset = format_duration(self._recent[-1][0] + self.window - now if self._recent else 0.0)
+        headers = {}
+        if self.requests is not None:
+            headers["x-ratelimit-remaining-requests"] = str(self.requests - len(self._recent))
+            headers["x-ratelimit-reset-requests"] = reset
+        if self.tokens is not None:
+            left = max(self.tokens - self._tokens_in_window, 0)
+            headers["x-ratelimit-remaining-tokens"] = str(left)
+            headers["x-ratelimit-reset-tokens"] = reset
+        return headers
 
     def _wait(self, tokens: int, now: float) -> float | None:
         over_requests = self.requests is not None and len(self._recent) >= self.requests
@@ -238,6 +274,12 @@ class FakeOpenAIServer:
         self.models_fault: Fault | None = None
         #: A rate limit enforced on ``POST /v1/chat/completions`` (None: unlimited).
         self.limit: SlidingWindowLimit | None = None
+        #: Generate one request at a time (``latency`` each), the others waiting their turn,
+        #: as ``transformers serve`` does; then :attr:`generated` records each request's
+        #: (arrival, start, end) times.
+        self.serial = False
+        self.generated: list[tuple[float, float, float]] = []
+        self._generating = threading.Lock()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._httpd = _Server(("127.0.0.1", port), self._handler_class())
@@ -344,14 +386,22 @@ class FakeOpenAIServer:
                         server.received.append(
                             (time.monotonic(), body, self.headers.get("Authorization"))
                         )
+                rate_headers: dict[str, str] = {}
                 if server.limit is not None:
-                    wait = server.limit.admit(sum(_usage(body)))
+                    wait, rate_headers = server.limit.decide(sum(_usage(body)))
                     if wait is not None:  # answered at once, as rate limiters do
-                        self._send(429, _rate_limited(wait), _retry_after(wait))
+                        self._send(429, _rate_limited(wait), rate_headers)
                         return
                 fault = server.plan(body, number) if server.plan else None
                 delay = server.latency + (fault.delay if fault else 0.0)
-                if delay:
+                if server.serial:
+                    arrived = time.monotonic()
+                    with server._generating:
+                        started = time.monotonic()
+                        time.sleep(delay)
+                    with server._lock:
+                        server.generated.append((arrived, started, time.monotonic()))
+                elif delay:
                     time.sleep(delay)
                 if fault and fault.drop:
                     self.close_connection = True
@@ -376,7 +426,7 @@ class FakeOpenAIServer:
                     reply["model"] = server.answer_as
                 if server.tokenizer is not None:
                     reply["usage"] = server.count_usage(body, reply)
-                self._send(200, reply)
+                self._send(200, reply, rate_headers)
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None):
                 self._send_raw(status, json.dumps(payload).encode(), headers)
@@ -410,6 +460,21 @@ def _rate_limited(wait: float) -> dict[str, Any]:
             "code": "rate_limit_exceeded",
         }
     }
+
+
+def format_duration(seconds: float) -> str:
+    """A duration as OpenAI's headers write it (Go's): ``20ms``, ``1.5s``, ``6m0s``,
+    ``1h2m3.5s``."""
+    if seconds <= 0:
+        return "0s"
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    hours, rest = divmod(seconds, 3600)
+    minutes, rest = divmod(rest, 60)
+    text = f"{rest:.3f}".rstrip("0").rstrip(".") + "s"
+    if hours or minutes:
+        text = f"{int(minutes)}m{text}"
+    return f"{int(hours)}h{text}" if hours else text
 
 
 def _retry_after(wait: float) -> dict[str, str]:

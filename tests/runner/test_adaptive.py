@@ -24,6 +24,8 @@ def test_a_429_shrinks_it_once_per_round():
     assert [limit.refused(epoch) for _ in range(7)] == [False] * 7
     assert limit.value == pytest.approx(16 * DECREASE) and limit.refusals == 8
     assert limit.decreases == 1
+    assert limit.refused(limit.epoch, shrink=False) is False  # counted only
+    assert limit.refusals == 9 and limit.decreases == 1
     assert limit.refused(limit.epoch) is True  # one sent after the decrease: it was still too many
     assert limit.value == pytest.approx(16 * DECREASE**2)
     halving = AdaptiveLimit(16, decrease=0.5)
@@ -103,3 +105,27 @@ def test_once_a_429_has_come_it_paces_at_its_value_over_the_latency():
     for _ in range(10):
         limit.refused(limit.epoch)
     assert limit.cap == 1 and limit.rate(0.5) == pytest.approx(2)
+
+
+def test_a_queue_at_the_server_lowers_it_without_a_pace_and_it_grows_back_slowly():
+    limit = AdaptiveLimit(16)
+    epoch = limit.epoch
+    limit.lower_to(3)
+    assert limit.current == 3 and limit.queue_cuts == 1 and limit.decreases == 0
+    assert limit.epoch == epoch + 1  # what was sent before says nothing of the new limit
+    assert limit.rate(1.0) is None and limit.cap == 3  # not a rate limit: nothing paced
+    replies = 0
+    while limit.value < 4:
+        limit.clean()
+        replies += 1
+    assert replies >= 4 * 3  # four times slower than one per round beyond where it was put
+    limit.lower_to(3)  # the queue came back at the same level: grown back slower still
+    assert limit.slowdown == 8
+
+
+def test_a_request_timed_out_in_the_servers_queue_cuts_it_once_a_round():
+    limit = AdaptiveLimit(16)
+    epoch = limit.epoch
+    assert limit.queued(epoch) is True and limit.value == pytest.approx(16 * DECREASE)
+    assert limit.queued(epoch) is False  # sent under the old limit: no news
+    assert limit.queue_cuts == 1 and limit.rate(1.0) is None

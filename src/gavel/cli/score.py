@@ -131,7 +131,8 @@ def judge_options(command):
             type=click.IntRange(min=0),
             default=2,
             show_default=True,
-            help="Re-asks after a reply without a valid score, before judge_error.",
+            help="Re-asks after a reply without a valid score (each shows the judge its reply "
+            "and asks for only the JSON object; 0: none), before judge_error.",
         ),
         click.option(
             "--judge-cache",
@@ -223,9 +224,10 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
         refused = f", {usage['refused']} without a valid score" if usage.get("refused") else ""
+        repaired = f", {usage['repaired']} scored after a repair" if usage.get("repaired") else ""
         click.echo(
             f"judge {judge.name}: {usage['answered'] - usage['errors']} answered "
-            f"({usage['cached']} from the cache), {usage['errors']} failed{refused}, "
+            f"({usage['cached']} from the cache), {usage['errors']} failed{refused}{repaired}, "
             f"tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
             err=True,
         )

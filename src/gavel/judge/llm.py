@@ -9,7 +9,9 @@ Two things are the judge's own:
 - **Reply validation.** :func:`validating_judge` wraps the chat model
   (:class:`gavel.runner.validating.ValidatingModel`): a reply without a valid
   ``{"score": 1-5}`` (:func:`gavel.judge.protocol.read_reply`, which refuses text copied from
-  the prompt) is asked again, up to ``invalid_retries`` more times; then the request fails, the
+  the prompt) is asked again, up to ``invalid_retries`` more times, each re-ask showing the
+  judge its own reply and :data:`REPAIR_PROMPT` (the protocol's hash says so: a repaired
+  score was asked differently); then the request fails, the
   runner writes an error line, and the sample becomes ``judge_error``. Only valid replies reach
   the cache. A weak judge never stops the scoring: refused replies do not spend the runner's
   failure budget, which only failures of the endpoint do.
@@ -59,26 +61,42 @@ from gavel.runner.validating import ValidatingModel
 
 #: Re-asks after a reply without a valid score, before the sample is a judge_error.
 DEFAULT_INVALID_RETRIES = 2
+#: What a re-ask adds after the judge's refused reply (which it is shown again): the same
+#: request at temperature 0 gets the same reply from a deterministic server.
+REPAIR_PROMPT = (
+    "Your reply has no valid score. Answer with only the JSON object "
+    '{ "score": 1-5, "reason": "one short sentence" }'
+)
 TASK = "gavel-judge"
 #: Longest ``detail`` kept for a sample that was never asked.
 MAX_DETAIL = 600
 
 
-def prompt_sha256() -> str:
-    """SHA-256 of the protocol's three texts: which prompts made a score."""
-    text = "\0".join([SYSTEM_PROMPT, HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT])
+def prompt_sha256(repair: bool = False) -> str:
+    """SHA-256 of the protocol's three texts, and of the repair instruction when re-asks use
+    it: which prompts made a score."""
+    texts = [SYSTEM_PROMPT, HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT]
+    text = "\0".join([*texts, REPAIR_PROMPT] if repair else texts)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def validating_judge(model: Model, invalid_retries: int) -> ValidatingModel:
-    """The judge model: replies without a valid score are asked again, then fail."""
+    """The judge model: a reply without a valid score is asked again with the reply and
+    :data:`REPAIR_PROMPT` after the prompt, then fails (``invalid_retries`` 0: never re-asked,
+    so no repair either)."""
+    repair = invalid_retries > 0
     return ValidatingModel(
         model,
         lambda text, request: read_reply(text, request.prompt) is not None,
         invalid_retries=invalid_retries,
-        extra_settings={"judge_prompt": PROMPT_VERSION, "judge_prompt_sha256": prompt_sha256()},
+        extra_settings={
+            "judge_prompt": PROMPT_VERSION,
+            "judge_prompt_sha256": prompt_sha256(repair),
+            "judge_repair": repair,
+        },
         expected="valid score",
         with_request=True,
+        repair=REPAIR_PROMPT if repair else None,
     )
 
 
@@ -127,6 +145,9 @@ class LLMJudge:
         self.exit_code = 2
         #: ``gavel.batch.runner.BatchSettings`` to send the requests as a batch (None: online).
         self.batch: Any = None
+        #: Scores of the last :meth:`judge` call that came from a re-ask with the repair
+        #: instruction (this run's and those resumed from the replies file).
+        self.repaired = 0
 
     @property
     def name(self) -> str:
@@ -139,7 +160,8 @@ class LLMJudge:
             "kind": "llm",
             "proxy": False,
             "prompt_version": PROMPT_VERSION,
-            "prompt_sha256": prompt_sha256(),
+            "prompt_sha256": prompt_sha256(self.model.repair is not None),
+            "repair": self.model.repair is not None,
             "model": self.model.inner.settings(),
             "invalid_retries": self.model.invalid_retries,
             "concurrency": self.concurrency,
@@ -175,6 +197,11 @@ class LLMJudge:
                 self.stopped = self.budget.message(path)  # --max-cost: the rest is not asked
             replies = _read_replies(path, {r.sample_id for r in requests.values()})
             _keep_only(path, replies)
+        self.repaired = sum(
+            1
+            for reply in replies.values()
+            if reply.error is None and (reply.meta or {}).get("repaired")
+        )
         unasked = f"not judged: the judge run stopped ({self.stopped})" if self.stopped else None
         return [self._judged(item, requests.get(item.id), replies, unasked) for item in items]
 
@@ -266,6 +293,7 @@ class LLMJudge:
             "errors": s.errors,
             "refused": s.refused,
             "retries": s.retries,
+            "repaired": self.repaired,
             "prompt_tokens": s.prompt_tokens,
             "completion_tokens": s.completion_tokens,
             "cost": s.cost,

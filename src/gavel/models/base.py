@@ -34,6 +34,9 @@ class Request:
     fields: dict[str, str] = field(default_factory=dict)
     #: A system message sent before the prompt (the judge's protocol has one; benchmarks don't).
     system: str | None = None
+    #: Chat messages (``{"role": ..., "content": ...}``) sent after the prompt: a re-ask that
+    #: shows the model its own reply and says what was wrong with it.
+    followup: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class Answer:
     usage: dict[str, int] = field(default_factory=dict)
     #: The server's reason for stopping (``stop``; ``length``: cut off by the token limit).
     finish_reason: str | None = None
+    #: What the prediction's ``meta`` records of how the answer came (``{"repaired": 1}``).
+    meta: dict[str, Any] | None = None
 
 
 class Model(Protocol):

@@ -260,8 +260,9 @@ class OpenAIChatModel:
             # JSON body and reply: the typed ``chat.completions.create`` walks every message
             # part through its type hints and builds a model of the reply, about 1 ms of CPU per
             # request, a third of the runner's whole cost at 64 requests in flight. Auth,
-            # base URL, timeout, connection pool and typed errors are the client's as usual.
-            post = partial(client.post, "/chat/completions", body=body, cast_to=object)
+            # base URL, timeout, connection pool and typed errors are the client's as usual;
+            # the raw response also gives the headers (the rate limits left, for the gate).
+            post = partial(_post, client, body)
             completion = await self.rate_control.gates[index].send(body, post)
         except json.JSONDecodeError as error:
             raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
@@ -289,6 +290,7 @@ class OpenAIChatModel:
         messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
         if request.system is not None:
             messages.insert(0, {"role": "system", "content": request.system})
+        messages.extend(dict(message) for message in request.followup)
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
@@ -584,6 +586,14 @@ def _same_model(asked: str, answered: str) -> bool:
         or answered.endswith("/" + asked)
         or asked.endswith("/" + answered)
     )
+
+
+async def _post(client: Any, body: dict[str, Any]) -> tuple[Any, Any]:
+    """The reply's JSON and its headers (the rate-limit headers pace the next requests)."""
+    import openai
+
+    raw = await client.post("/chat/completions", body=body, cast_to=openai.AsyncAPIResponse[object])
+    return await raw.parse(), raw.headers
 
 
 def _listed(model: str, names: list[str]) -> bool:

@@ -24,6 +24,10 @@ hidden limit on requests or on tokens alike, and a probe past the limit overstep
 fraction of a request instead of a whole one. Before any 429 nothing is paced: nothing is known
 to limit.
 
+A server that queues what it cannot work on at once lowers the limit too
+(:meth:`AdaptiveLimit.lower_to`, from :mod:`gavel.runner.queueing`): to the level that keeps
+its queue short, grown beyond as slowly as beyond a 429's, without a pace.
+
 This is pure bookkeeping (no clock, no asyncio): :mod:`gavel.runner.gate` applies it.
 """
 
@@ -63,6 +67,10 @@ class AdaptiveLimit:
         #: 429s that shrank the limit, and all 429s seen.
         self.decreases = 0
         self.refusals = 0
+        #: Whether a 429 has come (then the limit is also a pace), and the times a queue at the
+        #: server lowered it (:meth:`lower_to`).
+        self.paced = False
+        self.queue_cuts = 0
 
     @property
     def current(self) -> int:
@@ -73,14 +81,14 @@ class AdaptiveLimit:
     def cap(self) -> int:
         """Requests that may be in flight at once: the value rounded up (the pace keeps the
         average at the value itself once a 429 has come), before any 429 the whole value."""
-        if self.loss is None:
+        if not self.paced:
             return self.current
         return max(1, min(self.ceiling, math.ceil(self.value - 1e-9)))
 
     def rate(self, latency: float | None) -> float | None:
         """Requests per second to pace at, for replies taking ``latency`` seconds on average:
         the value over it (None: not paced, no 429 yet or no latency measured)."""
-        if self.loss is None or not latency:
+        if not self.paced or not latency:
             return None
         return self.value / latency
 
@@ -99,15 +107,35 @@ class AdaptiveLimit:
             step /= self.slowdown
         self.value = min(float(self.ceiling), self.value + step)
 
-    def refused(self, epoch: int) -> bool:
-        """A 429 for a request sent in ``epoch``; True when it shrank the limit."""
+    def refused(self, epoch: int, *, shrink: bool = True) -> bool:
+        """A 429 for a request sent in ``epoch``; True when it shrank the limit (never with
+        ``shrink`` False: counted only, for a 429 that says nothing new of the limit)."""
         self.refusals += 1
-        if epoch != self.epoch:
+        if epoch != self.epoch or not shrink:
             return False
-        same_level = self.loss is not None and abs(self.value - self.loss) < 1
-        self.slowdown = min(self.slowdown * 2, MAX_SLOWDOWN) if same_level else self.base_slowdown
-        self.loss = self.value
-        self.value = max(1.0, self.value * self.decrease)
-        self.epoch += 1
+        self._moved(self.value, self.value * self.decrease)
+        self.paced = True
         self.decreases += 1
         return True
+
+    def lower_to(self, value: float) -> None:
+        """The server queues what is sent beyond ``value`` (:mod:`gavel.runner.queueing`): the
+        limit goes there, and grows beyond it only slowly, as beyond the level of a 429."""
+        self._moved(value, value)
+        self.queue_cuts += 1
+
+    def queued(self, epoch: int) -> bool:
+        """A request sent in ``epoch`` timed out waiting behind the others (none sent after it
+        was answered first): cut as for a 429, once per round, and grown back as slowly as
+        after :meth:`lower_to`. True when it moved the limit."""
+        if epoch != self.epoch:
+            return False
+        self.lower_to(self.value * self.decrease)
+        return True
+
+    def _moved(self, loss: float, value: float) -> None:
+        same_level = self.loss is not None and abs(loss - self.loss) < 1
+        self.slowdown = min(self.slowdown * 2, MAX_SLOWDOWN) if same_level else self.base_slowdown
+        self.loss = loss
+        self.value = max(1.0, min(value, self.value))
+        self.epoch += 1

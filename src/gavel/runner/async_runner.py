@@ -635,7 +635,7 @@ class _Runner:
             latency_s=round(time.perf_counter() - started, 4),
             prompt_tokens=answer.usage.get("prompt_tokens"),
             completion_tokens=answer.usage.get("completion_tokens"),
-            meta=meta,
+            meta={**answer.meta, **(meta or {})} if answer.meta else meta,
             finish_reason=answer.finish_reason,
         )
 

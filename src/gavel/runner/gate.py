@@ -5,13 +5,23 @@ waits, in the order requests arrived, until
 
 - the endpoint is not paused: a 429 with ``Retry-After`` (seconds or an HTTP date, or
   ``retry-after-ms``) pauses the whole endpoint that long, not only the refused request, since
-  every other request sent meanwhile would be refused too;
+  every other request sent meanwhile would be refused too; a bare 429 (no such header, no
+  rate header) pauses it briefly and probes, the pause doubling with each probe refused;
+- what the server's ``x-ratelimit-remaining-*`` / ``x-ratelimit-reset-*`` headers say is left
+  allows it (:mod:`gavel.runner.rate_headers`); a 429 that carries them does not cut the
+  adaptive limit, since they already pace what follows;
 - fewer requests are in flight there than the adaptive limit
   (:class:`gavel.runner.adaptive.AdaptiveLimit`: cut by 30% on a 429, grown back while replies are
   clean, never above ``--concurrency``), and, once a 429 has come, its pace allows it: that
   limit's value over the average reply latency, requests per second, so that a limit of 4.8 in
   flight is 4.8 on average, not 4 or 5;
 - its ``--rpm`` and ``--tpm`` buckets allow it (:mod:`gavel.runner.rate_limit`).
+
+The adaptive limit is also lowered when the replies show that the server only queues what is
+in flight beyond what it works on at once (:mod:`gavel.runner.queueing`: a server generating one
+request at a time), so that replies do not wait in its queue past the timeout, and when a
+request times out while the server answers others but none sent after it (it waited behind
+them), cut as for a 429, once a round.
 
 After the reply the token bucket is corrected by what the server reported it counted, and a
 refused request gives back what it was charged. The runner retries the refused request as
@@ -29,6 +39,8 @@ from typing import Any
 
 from gavel.errors import ConfigError
 from gavel.runner.adaptive import AdaptiveLimit
+from gavel.runner.queueing import QueueWatch
+from gavel.runner.rate_headers import HeaderBudget, Limits
 from gavel.runner.rate_limit import BURST_SECONDS, TokenBucket, TokenMeter
 from gavel.runner.retry import retry_after, status_of
 
@@ -36,6 +48,11 @@ from gavel.runner.retry import retry_after, status_of
 DEFAULT_CEILING = 16
 #: The longest pause a ``Retry-After`` imposes on an endpoint (as the runner's retry policy).
 MAX_PAUSE = 120.0
+#: The first pause after a 429 without ``Retry-After`` or rate headers, in seconds (at least
+#: one reply's latency); it doubles with each probe refused.
+FIRST_PROBE = 0.05
+#: What a request's ``post`` answers: the reply's JSON and its headers (None: not known).
+Posted = tuple[Any, Mapping[str, str] | None]
 #: Weight of the newest clean reply in the average latency the adaptive pace is worked out from:
 #: about the last five replies, quick to follow a server slowing down, not one reply's jitter.
 LATENCY_SMOOTHING = 0.2
@@ -58,6 +75,15 @@ class EndpointGate:
         self.latency: float | None = None
         #: When the next request may go at the adaptive pace (a late one may be made up for).
         self._paced_at = 0.0
+        #: Whether the server only queues what is in flight beyond what it works on at once.
+        self.queue = QueueWatch()
+        #: What the server's rate-limit headers allow (:mod:`gavel.runner.rate_headers`).
+        self.budget = HeaderBudget()
+        #: The newest request (by number) answered cleanly so far.
+        self._answered = -1
+        #: Probes refused in a row after a bare 429, and when the last pause began.
+        self._probes = 0
+        self._probe_from = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._turn: asyncio.Lock
         self._changed: asyncio.Event
@@ -75,62 +101,88 @@ class EndpointGate:
     def paused_for(self) -> float:
         return max(self.paused_until - time.monotonic(), 0.0)
 
-    async def send(self, body: Mapping[str, Any], post: Callable[[], Awaitable[Any]]) -> Any:
-        """``await post()`` once the endpoint may take ``body``; its reply or its error."""
+    async def send(self, body: Mapping[str, Any], post: Callable[[], Awaitable[Posted]]) -> Any:
+        """``await post()`` once the endpoint may take ``body``: ``post`` answers the reply and
+        its headers; this, the reply (or ``post``'s error)."""
         self._bind()
-        epoch, estimate, charged = await self._admit(body)
+        epoch, estimate, charged, number = await self._admit(body)
         sent = time.monotonic()
         try:
-            reply = await post()
+            reply, headers = await post()
         except BaseException as error:
             self._done()
+            # The server answers, but nothing sent after this request came back before it gave
+            # up: it waited in the server's queue, not on its own long answer.
+            queued = _timed_out(error) and self.latency is not None and self._answered < number
+            if queued and self.limit.queued(epoch):
+                self.queue.restart()
             if status_of(error) == 429:
-                self._refused(epoch, retry_after(error), charged)
+                response = getattr(error, "response", None)
+                limits = Limits.read(getattr(response, "headers", None))
+                self.budget.counted(number, None)  # a provider does not count what it refused
+                self.budget.learn(number, limits)
+                self._refused(epoch, retry_after(error), charged, sent, limits)
             raise
         self._done()
         took = time.monotonic() - sent
         self.latency = took if self.latency is None else (
             self.latency + LATENCY_SMOOTHING * (took - self.latency))  # fmt: skip
         self.limit.clean()
+        self._probes = 0
+        self._answered = max(self._answered, number)
+        self.budget.learn(number, Limits.read(headers))
         usage = reply.get("usage") if isinstance(reply, dict) else None
-        if self.tokens is not None and isinstance(usage, dict):
+        if epoch == self.limit.epoch:  # sent under the limit as it is: measures it
+            tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+            target = self.queue.reply(time.monotonic(), took, tokens, self.limit.value)
+            if target is not None:
+                self.limit.lower_to(target)
+                self.queue.restart()
+        if isinstance(usage, dict):
             counted = self.meter.learn(estimate, usage)
             if counted is not None:
-                self.tokens.correct(charged, counted)
-                self._changed.set()
+                self.budget.counted(number, counted)
+                if self.tokens is not None:
+                    self.tokens.correct(charged, counted)
+        self._changed.set()
         return reply
 
-    async def _admit(self, body: Mapping[str, Any]) -> tuple[int, float, float]:
+    async def _admit(self, body: Mapping[str, Any]) -> tuple[int, float, float, int]:
         """Wait for the request's turn; (the epoch it is sent in, its prompt estimate, the
-        tokens charged). The charge is worked out when the turn comes, from what the replies
-        before it taught the meter."""
+        tokens charged, its number in the header budget's log). The charge is worked out when
+        the turn comes, from what the replies before it taught the meter."""
         async with self._turn:  # first come, first served
-            while (wait := self._wait()) != 0.0:
+            while (wait := self._wait(body)) != 0.0:
                 self._changed.clear()
                 with contextlib.suppress(TimeoutError):  # the wait is over; look again
                     await asyncio.wait_for(self._changed.wait(), wait)
             self.in_flight += 1
+            now = time.monotonic()
             if (rate := self.pace) is not None:
                 # One interval of lateness is made up for, no more: no burst after a pause.
                 interval = 1.0 / rate
-                self._paced_at = max(self._paced_at, time.monotonic() - interval) + interval
+                self._paced_at = max(self._paced_at, now - interval) + interval
             if self.requests is not None:
                 self.requests.take(1)
             estimate = charged = 0.0
-            if self.tokens is not None:
+            if self.tokens is not None or self.budget.active:
                 estimate, charged = self.meter.charge(body)
+            if self.tokens is not None:
                 self.tokens.take(charged)
-            return self.limit.epoch, estimate, charged
+            return self.limit.epoch, estimate, charged, self.budget.sent(now, charged)
 
-    def _wait(self) -> float | None:
-        """Seconds until a request may go (None: until a request in flight ends)."""
+    def _wait(self, body: Mapping[str, Any]) -> float | None:
+        """Seconds until ``body`` may go (None: until a request in flight ends)."""
         paused = self.paused_for
         if paused > 0:
             return paused
         if self.in_flight >= self.limit.cap:
             return None
-        paced = max(self._paced_at - time.monotonic(), 0.0) if self.pace is not None else 0.0
-        buckets = (b.wait_time() for b in (self.requests, self.tokens) if b)
+        now = time.monotonic()
+        paced = max(self._paced_at - now, 0.0) if self.pace is not None else 0.0
+        buckets = [b.wait_time() for b in (self.requests, self.tokens) if b]
+        if self.budget.active:  # the server's own headers say what is left
+            buckets.append(self.budget.wait(now, self.meter.charge(body)[1]))
         return max([paced, *buckets])
 
     @property
@@ -138,12 +190,36 @@ class EndpointGate:
         """Requests per second the adaptive limit allows (None: not paced, no 429 yet)."""
         return self.limit.rate(self.latency)
 
+    def _probe(self, epoch: int, sent: float) -> float | None:
+        """The pause after a 429 that says nothing of when to come back. A window limit stays
+        full until what filled it leaves, whatever is sent meanwhile, so every request sent
+        then is refused: the endpoint pauses, and the first request after the pause is a
+        probe. Each probe refused doubles the pause (from :data:`FIRST_PROBE` or one reply's
+        latency) and says nothing new of the rate, so only the first 429 of such a spell
+        shrinks the limit; a clean reply ends it. A 429 of a request sent before the pause
+        began is old news."""
+        if sent < self._probe_from:
+            self.limit.refused(epoch, shrink=False)
+            return None
+        if self.limit.refused(epoch, shrink=self._probes == 0):
+            self.queue.restart()
+        pause = max(FIRST_PROBE, self.latency or 0.0) * 2**self._probes
+        self._probes += 1
+        self._probe_from = time.monotonic()
+        return pause
+
     def _done(self) -> None:
         self.in_flight -= 1
         self._changed.set()
 
-    def _refused(self, epoch: int, wait: float | None, charged: float) -> None:
-        self.limit.refused(epoch)
+    def _refused(self, epoch: int, wait: float | None, charged: float, sent: float,
+                 limits: Limits | None) -> None:  # fmt: skip
+        if limits is not None:  # the headers pace what follows: no guess at the limit
+            self.limit.refused(epoch, shrink=False)
+        elif wait is None:  # a bare 429: nothing says how long the limit stays full
+            wait = self._probe(epoch, sent)
+        elif self.limit.refused(epoch):
+            self.queue.restart()
         if wait:
             until = time.monotonic() + min(wait, MAX_PAUSE)
             self.paused_until = max(self.paused_until, until)
@@ -153,6 +229,17 @@ class EndpointGate:
         if self.tokens is not None:
             self.tokens.give_back(charged)
         self._changed.set()
+
+
+def _timed_out(error: BaseException) -> bool:
+    """Whether the request gave up waiting for its reply (the client's ``--timeout``)."""
+    if isinstance(error, TimeoutError):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - only without the api extra
+        return False
+    return isinstance(error, openai.APITimeoutError)
 
 
 class RateControl:
@@ -191,6 +278,8 @@ class RateControl:
             text = f"limit {value:.1f}/{self.ceiling}  {sum(paces):.0f} req/s"
         else:
             text = f"limit {self.limit()}/{self.ceiling}"
+        if any(gate.limit.queue_cuts for gate in self.gates):
+            text += "  (the server queues)"
         if self.refusals:
             text += f"  429s {self.refusals}"
         paused = max(gate.paused_for for gate in self.gates)

@@ -6,7 +6,10 @@ own bound. :class:`ValidatingModel` asks again up to ``invalid_retries`` times, 
 :class:`InvalidAnswerError`, which the runner does not retry and writes as an error line (so the
 sample is counted as failed and a rerun asks it again), but which never spends the runner's
 failure budget: the server answered, so nothing is wrong with the run, only with that reply
-(:mod:`gavel.runner.failures`). Only accepted answers are returned, so only they reach the
+(:mod:`gavel.runner.failures`). With ``repair``, a re-ask is not the same request again (a
+server at temperature 0 would give the same reply): it adds the refused reply and the repair
+instruction after the prompt, and an answer that came so records how many re-asks it took
+(``meta["repaired"]``). Only accepted answers are returned, so only they reach the
 answer cache. Tokens of rejected replies are added to the accepted answer's
 usage, or carried by the error: the ledger counts them either way.
 """
@@ -14,6 +17,7 @@ usage, or carried by the error: the ledger counts them either way.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +47,7 @@ class ValidatingModel:
         extra_settings: dict[str, Any] | None = None,
         expected: str = "a valid answer",
         with_request: bool = False,
+        repair: str | None = None,
     ):
         if invalid_retries < 0:
             raise ValueError("invalid_retries must be 0 or more")
@@ -52,6 +57,8 @@ class ValidatingModel:
         self.invalid_retries = invalid_retries
         self.extra_settings = dict(extra_settings or {})
         self.expected = expected
+        #: The instruction a re-ask adds after the refused reply (None: the same request again).
+        self.repair = repair
         self.name = model.name
         self.capabilities = model.capabilities
         self.redact = getattr(model, "redact", None)
@@ -79,11 +86,12 @@ class ValidatingModel:
         asking = getattr(self.inner, "answer_async", None)
         usage: dict[str, int] = {}
         text = ""
-        for _ in range(self.invalid_retries + 1):
+        asked = request
+        for attempt in range(self.invalid_retries + 1):
             if asking is not None:
-                answer = await asking(request)
+                answer = await asking(asked)
             else:
-                answer = await asyncio.to_thread(self.inner.answer, request)
+                answer = await asyncio.to_thread(self.inner.answer, asked)
             for key, value in answer.usage.items():
                 usage[key] = usage.get(key, 0) + value
             text = answer.text
@@ -94,7 +102,14 @@ class ValidatingModel:
                     input_size=answer.input_size,
                     usage=usage,
                     finish_reason=answer.finish_reason,
+                    meta={"repaired": attempt} if attempt and self.repair else None,
                 )
+            if self.repair is not None:  # the same request again would get the same reply
+                said = (
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": self.repair},
+                )
+                asked = dataclasses.replace(asked, followup=asked.followup + said)
         raise InvalidAnswerError(
             f"no {self.expected} in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}",
             usage,
