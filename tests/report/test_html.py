@@ -391,3 +391,28 @@ def test_videohallucer_cards_show_what_each_answer_rule_cannot_read(tmp_path, de
     labels = {item["u"] for item in data["items"]}
     assert "read by both rules" in labels and "unread: official and strict" in labels
     assert 'data-filter="u"' in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (lambda m: m["grounding"].pop("A@0.3"), "lacks 'A@0.3'"),
+        (lambda m: m.pop("verification"), "lacks 'verification'"),
+        (lambda m: m.update(grounding=5), "not subscriptable"),
+    ],
+)
+def test_a_results_file_lacking_a_metric_is_named_not_an_internal_error(
+    tmp_path, demo_runs, damage, words
+):
+    import shutil
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    shutil.copytree(demo_runs[0].parent, good)
+    shutil.copytree(demo_runs[0].parent, bad)
+    result = json.loads((bad / "results.json").read_text())
+    damage(result["metrics"])
+    (bad / "results.json").write_text(json.dumps(result))
+    with pytest.raises(DataError, match=words) as raised:
+        write_report([good, bad], tmp_path / "out")
+    assert raised.value.path == str((bad / "results.json").resolve())
+    assert raised.value.field == "metrics"

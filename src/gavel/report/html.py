@@ -531,6 +531,22 @@ def _runs_table(runs: Sequence[RunView]) -> str:
     )
 
 
+def _incomplete(benchmark: str, spec: Any, runs: list[RunView], error: Exception) -> DataError:
+    """The results file whose metrics lack what the benchmark's table reads (a file edited by
+    hand, cut short or written by another tool): named, instead of an internal error."""
+    culprit = runs[0]
+    for run in runs:  # the table of each run alone finds the one that lacks a field
+        try:
+            spec.table([(run.name, run.result)])
+        except (KeyError, TypeError, IndexError, AttributeError):
+            culprit = run
+            break
+    what = f"lacks {error.args[0]!r}" if isinstance(error, KeyError) and error.args else str(error)
+    return DataError(
+        culprit.path, None, "metrics", f"not a complete {benchmark} results file ({what})"
+    )
+
+
 def _section(
     benchmark: str, runs: list[RunView], out: Path, page_size: int, image_root: Path | None
 ) -> str:
@@ -543,7 +559,10 @@ def _section(
     except GavelError as error:
         parts.append(f'<p class="note">{esc(error)}</p></section>')
         return "".join(parts)
-    table = spec.table([(r.name, r.result) for r in runs])
+    try:
+        table = spec.table([(r.name, r.result) for r in runs])
+    except (KeyError, TypeError, IndexError, AttributeError) as error:
+        raise _incomplete(benchmark, spec, runs, error) from None
     parts.append(table_html(benchmark, table, [r.raw for r in runs], table_id=f"table-{benchmark}"))
     element = f"gallery-{benchmark}"
     if benchmark == "gavel":
