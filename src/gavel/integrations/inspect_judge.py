@@ -97,12 +97,14 @@ class SampleJudge:
 def _llm_settings(grader: Any) -> dict[str, Any]:
     from gavel.judge.llm import DEFAULT_INVALID_RETRIES, PROMPT_VERSION, prompt_sha256
 
+    repair = DEFAULT_INVALID_RETRIES > 0
     return {
         "name": str(grader),
         "kind": "llm",
         "proxy": False,
         "prompt_version": PROMPT_VERSION,
-        "prompt_sha256": prompt_sha256(),
+        "prompt_sha256": prompt_sha256(repair),
+        "repair": repair,
         "model": {"inspect_role": ROLE, "inspect_model": str(grader)},
         "invalid_retries": DEFAULT_INVALID_RETRIES,
     }
@@ -110,11 +112,17 @@ def _llm_settings(grader: Any) -> dict[str, Any]:
 
 async def _ask(grader: Any, item: JudgeItem) -> Judged:
     """The paper's protocol asked of ``grader``; a reply without a valid score is asked again
-    (as gavel's LLM judge does), then recorded as ``judge_error``."""
-    from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
+    (as gavel's LLM judge does: shown its own reply and the repair instruction), then recorded
+    as ``judge_error``."""
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageUser,
+        GenerateConfig,
+    )
 
     from gavel.integrations._gavel_api import generation_defaults
-    from gavel.judge.llm import DEFAULT_INVALID_RETRIES
+    from gavel.judge.llm import DEFAULT_INVALID_RETRIES, REPAIR_PROMPT
     from gavel.judge.protocol import judge_messages, read_reply
 
     if item.prediction is None:
@@ -137,6 +145,12 @@ async def _ask(grader: Any, item: JudgeItem) -> Judged:
                 id=item.id, column=item.column, status=OK, score=verdict.score,
                 reason=verdict.reason,
             )  # fmt: skip
+        # the same request again would get the same reply from a deterministic grader
+        messages = [
+            *messages,
+            ChatMessageAssistant(content=reply),
+            ChatMessageUser(content=REPAIR_PROMPT),
+        ]
     detail = f"no valid score in the reply {reply[:300]!r}"
     return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail=detail)
 
