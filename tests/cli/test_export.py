@@ -216,7 +216,7 @@ def test_each_model_is_asked_and_scored_in_its_box_convention(gavel_main, tmp_pa
     unlisted = {**per_model, **per_model["default"]}  # what lmms-eval gives --model openai
     for kwargs, box_format in [(unlisted, "pixel"), (per_model["qwen3_vl"], "rel1000"),
                                (per_model["qwen2_5_vl"], "resized-pixel")]:  # fmt: skip
-        utils = _utils(folder)  # a fresh lmms-eval process per model
+        utils = _utils(folder)  # as lmms-eval loads it
         expected = prompts(box_format)
         assert [utils.doc_to_text(doc, kwargs) for doc in docs] == [
             expected[doc["id"]] for doc in docs

@@ -40,7 +40,9 @@ def export() -> None:
     type=click.Choice(convention_names()),
     default="pixel",
     show_default=True,
-    help="GAVEL: the box convention the prompt asks for and the scorer reads.",
+    help="GAVEL: the box convention the prompt asks for and the scorer reads, for models "
+    "lmms-eval does not tie to a family (openai, vllm, ...); qwen2_5_vl, qwen3_vl, "
+    "internvl_hf and gemini get their preset's (the YAML's lmms_eval_specific_kwargs).",
 )
 @click.option("--thinking", is_flag=True, help="DetailVerifyBench: the thinking-mode prompt.")
 @click.option(

@@ -294,7 +294,7 @@ def _utils_source(settings: dict[str, Any]) -> str:
         'aggregations score\nthe whole run with gavel\'s scorer.\n"""\n\n'
         "from pathlib import Path\n\n"
         "from gavel.integrations.lmms_eval_task import GavelTask\n\n"
-        f"task = GavelTask({pprint.pformat(settings, sort_dicts=False)}, Path(__file__).parent)\n\n"
+        f"task = GavelTask.shared({pprint.pformat(settings, sort_dicts=False)}, Path(__file__).parent)\n\n"
         "doc_to_visual = task.doc_to_visual\n"
         "doc_to_text = task.doc_to_text\n"
         "process_results = task.process_results\n"
@@ -302,8 +302,23 @@ def _utils_source(settings: dict[str, Any]) -> str:
     )
 
 
+#: The task object of each exported folder in this process (:meth:`GavelTask.shared`).
+_SHARED: dict[tuple[str, str], GavelTask] = {}
+
+
 class GavelTask:
     """The functions an exported task's ``utils.py`` hands to lmms-eval."""
+
+    @classmethod
+    def shared(cls, settings: dict[str, Any], folder: Path | None = None) -> GavelTask:
+        """The one task object of an exported folder in this process. lmms-eval executes
+        ``utils.py`` anew for each ``!function`` of the YAML, and its functions share what
+        they learn: ``process_results`` keeps the convention ``doc_to_text`` asked for, and
+        the aggregations score the run once."""
+        key = (json.dumps(settings, sort_keys=True), str(folder))
+        if key not in _SHARED:
+            _SHARED[key] = cls(settings, folder)
+        return _SHARED[key]
 
     def __init__(self, settings: dict[str, Any], folder: Path | None = None):
         self.benchmark = settings["benchmark"]
