@@ -257,7 +257,8 @@ def test_each_model_is_asked_and_scored_in_its_box_convention(gavel_main, tmp_pa
 
 def test_a_file_of_an_earlier_export_is_removed_when_no_longer_written(gavel_main, tmp_path):
     """An export of an older gavel wrote the task as ``gavel.yaml``; exporting again removes
-    it (unchanged, it is the export's own), so lmms-eval does not find two tasks."""
+    it (unchanged, it is the export's own), so lmms-eval does not find two tasks; a file the
+    user changed stays, even with ``--force``."""
     import hashlib
 
     code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
@@ -270,8 +271,11 @@ def test_a_file_of_an_earlier_export_is_removed_when_no_longer_written(gavel_mai
     del record["gavel_gavel.yaml"]
     record["gavel.yaml"] = hashlib.sha256(old.encode()).hexdigest()
     (folder / ".gavel-export.json").write_text(json.dumps(record))
-    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
+    (folder / "notes.txt").write_text("mine")
+    record["notes.txt"] = "0" * 64  # recorded, but not this content: the user's
+    (folder / ".gavel-export.json").write_text(json.dumps(record))
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD, "--force")
     assert code == 0, text
     assert sorted(p.name for p in folder.iterdir()) == [
-        ".gavel-export.json", "docs.jsonl", "gavel_gavel.yaml", "utils.py"
+        ".gavel-export.json", "docs.jsonl", "gavel_gavel.yaml", "notes.txt", "utils.py"
     ]  # fmt: skip

@@ -176,12 +176,14 @@ def export_task(
         (folder / "utils.py", _utils_source(settings).encode()),
         (folder / f"{task_name(benchmark)}.yaml", _yaml(benchmark, options.box_format).encode()),
     ]
-    stale = set(_record(folder)) - {path.name for path, _ in files}
+    # An earlier export's own files, unchanged, that this one no longer writes (an older
+    # gavel's YAML, which lmms-eval would load as a second task); changed ones are the user's.
+    written = {path.name for path, _ in files}
+    stale = [entry for entry in _own_files(folder) if entry.name not in written]
     record = {path.name: sha256_of(payload) for path, payload in files}
     write_together([*files, (folder / RECORD, json.dumps(record, indent=2).encode())])
-    for name in stale:  # an earlier export's file this one no longer writes (an old YAML)
-        if name not in foreign:
-            (folder / name).unlink(missing_ok=True)
+    for entry in stale:
+        entry.unlink(missing_ok=True)
     return folder
 
 
@@ -227,21 +229,27 @@ def _record(folder: Path) -> dict[str, str]:
     return record if isinstance(record, dict) else {}
 
 
+def _own_files(folder: Path) -> list[Path]:
+    """The files in ``folder`` an export wrote and nobody changed since."""
+    if not folder.is_dir():
+        return []
+    record = _record(folder)
+    return [
+        entry
+        for entry in folder.iterdir()
+        if entry.name != RECORD
+        and entry.is_file()
+        and not entry.is_symlink()
+        and record.get(entry.name) == file_sha256(entry)
+    ]
+
+
 def foreign_files(folder: Path) -> list[str]:
     """The names in ``folder`` that an export did not write, or that changed since."""
     if not folder.is_dir():
         return []
-    record = _record(folder)
-    return sorted(
-        entry.name
-        for entry in folder.iterdir()
-        if entry.name != RECORD
-        and not (
-            entry.is_file()
-            and not entry.is_symlink()
-            and record.get(entry.name) == file_sha256(entry)
-        )
-    )
+    own = {entry.name for entry in _own_files(folder)}
+    return sorted(entry.name for entry in folder.iterdir() if entry.name not in own | {RECORD})
 
 
 def _yaml(benchmark: str, box_format: str) -> str:
