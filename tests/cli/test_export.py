@@ -253,6 +253,17 @@ def test_each_model_is_asked_and_scored_in_its_box_convention(gavel_main, tmp_pa
     default_window = [{k: v for k, v in item.items() if k != "input_size"}
                       for item in items["grounding_A_0_7"]]  # fmt: skip
     assert utils.grounding_A_0_7(default_window) < 100.0
+    # gavel score on lmms-eval's sample log reads each answer in the window it was asked in.
+    log = tmp_path / "20260101_samples_gavel_gavel.jsonl"
+    log.write_text("".join(
+        json.dumps({"doc_id": n, "filtered_resps": [item["response"]], "grounding_A_0_7": item})
+        + "\n" for n, item in enumerate(items["grounding_A_0_7"])
+    ))  # fmt: skip
+    code, text = gavel_main("score", "--data", GOLD, "--predictions", log, "--bootstrap", 0,
+                            "--out", tmp_path / "r.json")  # fmt: skip
+    assert code == 0, text
+    grounding = json.loads((tmp_path / "r.json").read_text())["metrics"]["grounding"]
+    assert grounding["A@0.7"] == pytest.approx(100.0)
 
 
 def test_a_file_of_an_earlier_export_is_removed_when_no_longer_written(gavel_main, tmp_path):
