@@ -381,15 +381,25 @@ def test_a_lone_task_name_runs_from_inside_the_export_folder(
 PER_MODEL = """
 import json, sys
 from lmms_eval.tasks import TaskManager, get_task_dict
+from gavel.integrations import lmms_eval_task
 folder, name, *models = sys.argv[1:]
 found = {}
 for model in models:
+    lmms_eval_task._SHARED.clear()
     manager = TaskManager(include_path=folder, include_defaults=False, model_name=model)
     task = get_task_dict([name], manager)[name]
     found[model] = {
         doc["id"]: [task.doc_to_text(doc), task.process_results(doc, ["{}"])["grounding_A_0_5"]]
         for doc in task.test_docs()
     }
+    # In a fresh process (the prompt from lmms-eval's request cache), the model's images alone.
+    lmms_eval_task._SHARED.clear()
+    task = get_task_dict([name], TaskManager(include_path=folder, include_defaults=False,
+                                             model_name=model))[name]
+    for doc in task.test_docs():
+        assert task.doc_to_visual(doc)
+        kept = task.process_results(doc, ["{}"])["grounding_A_0_5"]
+        assert kept == found[model][doc["id"]][1], (model, doc["id"])
 print(json.dumps(found))
 """
 

@@ -366,12 +366,21 @@ class GavelTask:
             return str(self._located[2] / place["data"])
         return find(place, self.folder)
 
-    def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
+    def doc_to_visual(
+        self, doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None
+    ) -> list[Any]:
         """The images gavel sends, as the pixels the model would see from ``gavel generate``:
         an image file as it is, a video as gavel's sampled frames encoded as gavel encodes
         them (JPEG at its quality) and decoded again, so lmms-eval's own (lossless) encoding of
-        them keeps gavel's pixels."""
+        them keeps gavel's pixels.
+
+        lmms-eval hands it the model's settings too (a function of two parameters), where the
+        model is asked, so the answer's convention is known even for a request whose prompt
+        came from lmms-eval's request cache (``doc_to_text`` not called)."""
         from PIL import Image
+
+        if lmms_eval_specific_kwargs is not None:
+            self._asked[doc["id"]] = self.asked(lmms_eval_specific_kwargs)
 
         from gavel.media.pixels import apply_pixel_limit
         from gavel.models.openai_compat import VIDEO_SUFFIXES
