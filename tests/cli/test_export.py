@@ -28,7 +28,7 @@ def test_folder_holds_the_task_docs_and_functions(gavel_main, tmp_path):
     assert code == 0, text
     folder = tmp_path / "tasks" / "gavel"
     assert sorted(p.name for p in folder.iterdir()) == [
-        ".gavel-export.json", "docs.jsonl", "gavel.yaml", "utils.py"
+        ".gavel-export.json", "docs.jsonl", "gavel_gavel.yaml", "utils.py"
     ]  # fmt: skip
     yaml = pytest.importorskip("yaml")
 
@@ -36,8 +36,16 @@ def test_folder_holds_the_task_docs_and_functions(gavel_main, tmp_path):
         pass
 
     Loader.add_constructor("!function", lambda loader, node: ("function", node.value))
-    config = yaml.load((folder / "gavel.yaml").read_text(), Loader=Loader)
-    assert config["task"] == "gavel"
+    config = yaml.load((folder / "gavel_gavel.yaml").read_text(), Loader=Loader)
+    # lmms-eval reads a lone --tasks NAME as a folder when ./NAME/ exists: never the folder's
+    assert config["task"] == "gavel_gavel" != folder.name
+    assert config["lmms_eval_specific_kwargs"] == {
+        "default": {"box_format": "pixel"},
+        "qwen2_5_vl": {"box_format": "resized-pixel", "min_pixels": 200704, "max_pixels": 1605632},
+        "qwen3_vl": {"box_format": "rel1000"},
+        "internvl_hf": {"box_format": "rel1000"},
+        "gemini": {"box_format": "yx1000"},
+    }
     assert config["dataset_path"] == "json"
     assert config["process_results"] == ("function", "utils.process_results")
     names = [m["metric"] for m in config["metric_list"]]
@@ -145,11 +153,11 @@ def test_a_folder_holding_files_gavel_did_not_write_is_refused_unless_forced(gav
 def test_an_existing_task_folder_of_the_user_is_never_overwritten(gavel_main, tmp_path):
     folder = tmp_path / "tasks" / "gavel"
     folder.mkdir(parents=True)
-    (folder / "gavel.yaml").write_text("task: mine\n")
+    (folder / "gavel_gavel.yaml").write_text("task: mine\n")
     code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
-    assert code == 2 and "gavel.yaml" in text and "did not write" in text
-    assert sorted(p.name for p in folder.iterdir()) == ["gavel.yaml"]
-    assert (folder / "gavel.yaml").read_text() == "task: mine\n"
+    assert code == 2 and "gavel_gavel.yaml" in text and "did not write" in text
+    assert sorted(p.name for p in folder.iterdir()) == ["gavel_gavel.yaml"]
+    assert (folder / "gavel_gavel.yaml").read_text() == "task: mine\n"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / "linked").mkdir()
@@ -173,3 +181,112 @@ def test_help_imports_no_heavy_library(tmp_path):
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1].replace("'", '"')))
     assert not loaded & {"openai", "torch", "av", "scipy", "matplotlib", "inspect_ai", "PIL"}
+
+
+def _yaml_config(path):
+    yaml = pytest.importorskip("yaml")
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("function", node.value))
+    return yaml.load(path.read_text(), Loader=Loader)
+
+
+def test_each_model_is_asked_and_scored_in_its_box_convention(gavel_main, tmp_path):
+    """lmms-eval hands ``doc_to_text`` the model's entry of ``lmms_eval_specific_kwargs``
+    (for a model without one, the whole mapping with ``default``'s keys merged in): the
+    prompt asks for that convention, and the answers are read in it. For lmms-eval's
+    ``qwen2_5_vl`` the boxes are pixels of the image resized within lmms-eval's window, so
+    boxes placed there score in full, and read in the processor's window they would not."""
+    from gavel.integrations._gavel_api import TaskOptions, load_requests
+    from gavel.parsing.conventions import qwen_smart_resize
+
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
+    assert code == 0, text
+    folder = tmp_path / "tasks" / "gavel"
+    per_model = _yaml_config(folder / "gavel_gavel.yaml")["lmms_eval_specific_kwargs"]
+    docs = [json.loads(line) for line in (folder / "docs.jsonl").open()]
+    gold = {line["id"]: line for line in map(json.loads, GOLD.open())}
+
+    def prompts(box_format):
+        requests = load_requests("gavel", GOLD, TaskOptions(box_format=box_format))
+        return {r.sample_id: r.prompt for r in requests}
+
+    unlisted = {**per_model, **per_model["default"]}  # what lmms-eval gives --model openai
+    for kwargs, box_format in [(unlisted, "pixel"), (per_model["qwen3_vl"], "rel1000"),
+                               (per_model["qwen2_5_vl"], "resized-pixel")]:  # fmt: skip
+        utils = _utils(folder)  # as lmms-eval loads it
+        expected = prompts(box_format)
+        assert [utils.doc_to_text(doc, kwargs) for doc in docs] == [
+            expected[doc["id"]] for doc in docs
+        ]
+        assert {
+            item["box_format"]
+            for doc in docs
+            for item in utils.process_results(doc, ["{}"]).values()
+        } == {box_format}
+    assert prompts("rel1000") != prompts("pixel")
+
+    # Qwen2.5-VL under lmms-eval: answers with the gold boxes in its resized image's pixels.
+    utils = _utils(folder)
+    window = per_model["qwen2_5_vl"]
+    items: dict[str, list] = {}
+    resized = {}
+    for doc in docs:
+        utils.doc_to_text(doc, window)
+        sample = gold[doc["id"]]
+        width, height = sample["width"], sample["height"]
+        in_w, in_h = qwen_smart_resize(width, height, min_pixels=200704, max_pixels=1605632)
+        resized[doc["id"]] = (in_w, in_h) != qwen_smart_resize(width, height)
+        boxes = [
+            [x * in_w / width, y * in_h / height, (x + w) * in_w / width, (y + h) * in_h / height]
+            for x, y, w, h in sample["boxes"]
+        ]
+        answer = json.dumps({"hallucination": sample["hallucinated"], "boxes": boxes})
+        for metric, item in utils.process_results(doc, [answer]).items():
+            assert item["input_size"] == [in_w, in_h]
+            items.setdefault(metric, []).append(item)
+    assert any(resized.values())  # the 451 x 300 photos: the two windows resize them apart
+    assert utils.grounding_A_0_7(items["grounding_A_0_7"]) == pytest.approx(100.0)
+    assert utils.verification_accuracy(items["verification_accuracy"]) == pytest.approx(100.0)
+    default_window = [{k: v for k, v in item.items() if k != "input_size"}
+                      for item in items["grounding_A_0_7"]]  # fmt: skip
+    assert utils.grounding_A_0_7(default_window) < 100.0
+    # gavel score on lmms-eval's sample log reads each answer in the window it was asked in.
+    log = tmp_path / "20260101_samples_gavel_gavel.jsonl"
+    log.write_text("".join(
+        json.dumps({"doc_id": n, "filtered_resps": [item["response"]], "grounding_A_0_7": item})
+        + "\n" for n, item in enumerate(items["grounding_A_0_7"])
+    ))  # fmt: skip
+    code, text = gavel_main("score", "--data", GOLD, "--predictions", log, "--bootstrap", 0,
+                            "--out", tmp_path / "r.json")  # fmt: skip
+    assert code == 0, text
+    grounding = json.loads((tmp_path / "r.json").read_text())["metrics"]["grounding"]
+    assert grounding["A@0.7"] == pytest.approx(100.0)
+
+
+def test_a_file_of_an_earlier_export_is_removed_when_no_longer_written(gavel_main, tmp_path):
+    """An export of an older gavel wrote the task as ``gavel.yaml``; exporting again removes
+    it (unchanged, it is the export's own), so lmms-eval does not find two tasks; a file the
+    user changed stays, even with ``--force``."""
+    import hashlib
+
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
+    assert code == 0, text
+    folder = tmp_path / "tasks" / "gavel"
+    old = (folder / "gavel_gavel.yaml").read_text().replace("task: gavel_gavel", "task: gavel")
+    (folder / "gavel_gavel.yaml").rename(folder / "gavel.yaml")
+    (folder / "gavel.yaml").write_text(old)
+    record = json.loads((folder / ".gavel-export.json").read_text())
+    del record["gavel_gavel.yaml"]
+    record["gavel.yaml"] = hashlib.sha256(old.encode()).hexdigest()
+    (folder / ".gavel-export.json").write_text(json.dumps(record))
+    (folder / "notes.txt").write_text("mine")
+    record["notes.txt"] = "0" * 64  # recorded, but not this content: the user's
+    (folder / ".gavel-export.json").write_text(json.dumps(record))
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD, "--force")
+    assert code == 0, text
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".gavel-export.json", "docs.jsonl", "gavel_gavel.yaml", "notes.txt", "utils.py"
+    ]  # fmt: skip

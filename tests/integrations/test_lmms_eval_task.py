@@ -40,6 +40,8 @@ NEEDED = [
     ("filelock._api", "filelock<4"),
 ]  # fmt: skip
 BENCHMARKS = ("gavel", "detailverify", "videohallucer")
+#: The exported task of each benchmark (in the folder named like the benchmark).
+TASK = {benchmark: f"gavel_{benchmark}" for benchmark in BENCHMARKS}
 HEADLINE = {
     "gavel": {"verification_accuracy": "verification.accuracy", "verification_f1":
               "verification.f1", "grounding_A_0_3": "grounding.A@0.3", "grounding_A_0_5":
@@ -147,7 +149,7 @@ def exported(saved, gavel_main, tmp_path) -> Path:
 
 
 def test_task_functions_score_as_gavel_score(saved, lmms_path, exported, scored_by_gavel, tmp_path):
-    pairs = [f"{name}={saved[name].predictions}" for name in BENCHMARKS]
+    pairs = [f"{TASK[name]}={saved[name].predictions}" for name in BENCHMARKS]
     done = subprocess.run(
         [sys.executable, "-c", AGGREGATE, str(exported), *pairs],
         capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
@@ -159,24 +161,28 @@ def test_task_functions_score_as_gavel_score(saved, lmms_path, exported, scored_
         expected = scored_by_gavel(
             benchmark, answers.data, answers.predictions, tmp_path / f"{benchmark}.json"
         )
-        got = found[benchmark]
+        got = found[TASK[benchmark]]
         assert set(got) == set(HEADLINE[benchmark])
         for metric, name in HEADLINE[benchmark].items():
             assert got[metric] == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
 
 
-def _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, *flags: str) -> dict:
-    """``lmms-eval --model openai`` on the three exported tasks against the loopback server,
-    which answers with the saved answers; the run's results by task."""
+def _lmms_eval_run(
+    saved, lmms_path, exported, server, fake, tmp_path, *flags: str,
+    tasks: str = ",".join(TASK.values()), cwd: Path | None = None,
+) -> dict:  # fmt: skip
+    """``lmms-eval --model openai`` on the exported ``tasks`` (all three) against the loopback
+    server, which answers with the saved answers, run in ``cwd``; the run's results by task."""
     by_prompt = {p: a for answers in saved.values() for p, a in answers.by_prompt.items()}
     server.reply = lambda body, number: by_prompt[fake.prompt_text(body)]
     env = _env(lmms_path, tmp_path, OPENAI_API_KEY="sk-test-loopback", OPENAI_API_BASE=server.url)
+    include = "." if cwd == exported else str(exported)
     done = subprocess.run(
         [sys.executable, "-m", "lmms_eval", "--model", "openai", "--model_args",
-         "model=test-model,num_concurrent=1", "--include_path", str(exported),
-         "--tasks", ",".join(BENCHMARKS), "--output_path", str(tmp_path / "out"),
+         "model=test-model,num_concurrent=1", "--include_path", include,
+         "--tasks", tasks, "--output_path", str(tmp_path / "out"),
          *flags, "--verbosity", "WARNING"],
-        capture_output=True, text=True, timeout=600, env=env,
+        capture_output=True, text=True, timeout=600, env=env, cwd=cwd,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     (results_file,) = (tmp_path / "out").rglob("*_results.json")
@@ -192,7 +198,7 @@ def test_full_offline_lmms_eval_run(
     results = _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, "--log_samples")
     for benchmark in BENCHMARKS:
         answers = saved[benchmark]
-        (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{benchmark}.jsonl")
+        (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{TASK[benchmark]}.jsonl")
         logged = [json.loads(line) for line in samples_file.read_text().splitlines()]
         assert len(logged) == len(answers.by_message)
         first = next(iter(HEADLINE[benchmark]))  # each metric's item is (id, answer)
@@ -204,7 +210,7 @@ def test_full_offline_lmms_eval_run(
             benchmark, answers.data, predictions, tmp_path / f"{benchmark}.json"
         )
         for metric, name in HEADLINE[benchmark].items():
-            got = results[benchmark][f"{metric},none"]
+            got = results[TASK[benchmark]][f"{metric},none"]
             assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
         # gavel score reads lmms-eval's sample log itself, with the export's box convention.
         assert {s[first]["box_format"] for s in logged} == {"pixel"}
@@ -280,7 +286,7 @@ def test_lmms_eval_limit_scores_the_samples_asked(
                                    tmp_path / f"{benchmark}.json", "--limit", limit)  # fmt: skip
         assert expected["selection.chosen"] == limit
         for metric, name in HEADLINE[benchmark].items():
-            got = results[benchmark][f"{metric},none"]
+            got = results[TASK[benchmark]][f"{metric},none"]
             assert got == pytest.approx(expected[name], abs=1e-9), (benchmark, metric)
     assert server.hits == 3 * 4
 
@@ -307,11 +313,11 @@ def test_parquet_and_hub_data_export_as_the_jsonl(
         assert code == 0, text
         assert prompts(out) == prompts(tmp_path / "jsonl")
         done = subprocess.run(
-            [sys.executable, "-c", AGGREGATE, str(out), f"gavel={answers.predictions}"],
+            [sys.executable, "-c", AGGREGATE, str(out), f"gavel_gavel={answers.predictions}"],
             capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
-        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel"]
+        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel_gavel"]
         for metric, metric_name in HEADLINE["gavel"].items():
             assert got[metric] == pytest.approx(expected[metric_name], abs=1e-9), (name, metric)
 
@@ -339,13 +345,161 @@ def test_an_export_moved_with_its_data_or_alone_still_runs(
     assert code == 0, text
     (tmp_path / "first").rename(alone)  # the export alone; its data stays where it was
     for tasks in (moved / "tasks", alone):
-        assert str(tmp_path / "tree") not in (tasks / "gavel" / "gavel.yaml").read_text()
+        assert str(tmp_path / "tree") not in (tasks / "gavel" / "gavel_gavel.yaml").read_text()
         done = subprocess.run(
-            [sys.executable, "-c", AGGREGATE, str(tasks), f"gavel={answers.predictions}"],
+            [sys.executable, "-c", AGGREGATE, str(tasks), f"gavel_gavel={answers.predictions}"],
             capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
             cwd=tmp_path,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
-        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel"]
+        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel_gavel"]
         for metric, name in HEADLINE["gavel"].items():
             assert got[metric] == pytest.approx(expected[name], abs=1e-9), (tasks, metric)
+
+
+def test_a_lone_task_name_runs_from_inside_the_export_folder(
+    saved, lmms_path, exported, scored_by_gavel, server, fake, tmp_path
+):
+    """lmms-eval reads a lone ``--tasks NAME`` as a folder of YAML files when ``./NAME/``
+    exists; the export's folders are named like the benchmarks and its tasks
+    ``gavel_BENCHMARK``, so ``--include_path . --tasks gavel_gavel`` run from inside the export
+    folder (which holds ``gavel/``) runs the task."""
+    assert (exported / "gavel").is_dir() and not (exported / TASK["gavel"]).exists()
+    results = _lmms_eval_run(saved, lmms_path, exported, server, fake, tmp_path, "--limit", "2",
+                             tasks=TASK["gavel"], cwd=exported)  # fmt: skip
+    answers = saved["gavel"]
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "e.json",
+                               "--limit", 2)  # fmt: skip
+    for metric, name in HEADLINE["gavel"].items():
+        assert results[TASK["gavel"]][f"{metric},none"] == pytest.approx(expected[name], abs=1e-9)
+    assert server.hits == 2
+
+
+#: Loads the exported GAVEL task for each --model name given, as lmms-eval does (its task
+#: manager told the model), and prints what lmms-eval's task object makes of each document:
+#: the prompt and the item process_results keeps.
+PER_MODEL = """
+import json, sys
+from lmms_eval.tasks import TaskManager, get_task_dict
+from gavel.integrations import lmms_eval_task
+folder, name, *models = sys.argv[1:]
+found = {}
+for model in models:
+    lmms_eval_task._SHARED.clear()
+    manager = TaskManager(include_path=folder, include_defaults=False, model_name=model)
+    task = get_task_dict([name], manager)[name]
+    found[model] = {
+        doc["id"]: [task.doc_to_text(doc), task.process_results(doc, ["{}"])["grounding_A_0_5"]]
+        for doc in task.test_docs()
+    }
+    # In a fresh process (the prompt from lmms-eval's request cache), the model's images alone.
+    lmms_eval_task._SHARED.clear()
+    task = get_task_dict([name], TaskManager(include_path=folder, include_defaults=False,
+                                             model_name=model))[name]
+    for doc in task.test_docs():
+        assert task.doc_to_visual(doc)
+        kept = task.process_results(doc, ["{}"])["grounding_A_0_5"]
+        assert kept == found[model][doc["id"]][1], (model, doc["id"])
+print(json.dumps(found))
+"""
+
+
+def _defaults(source: Path, cls: str) -> dict[str, object]:
+    """The default values of a class's ``__init__`` parameters, read from its source (the
+    module imports torch, which these tests do not install)."""
+    import ast
+
+    tree = ast.parse(source.read_text())
+    (init,) = [
+        node
+        for top in tree.body
+        if isinstance(top, ast.ClassDef) and top.name == cls
+        for node in top.body
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    ]
+    args = init.args.args[-len(init.args.defaults) :]
+    return {
+        arg.arg: eval(compile(ast.Expression(value), str(source), "eval"), {})
+        for arg, value in zip(args, init.args.defaults, strict=True)
+    }
+
+
+def test_lmms_eval_hands_each_model_its_box_convention(saved, lmms_path, exported, tmp_path):
+    """lmms-eval resolves the YAML's ``lmms_eval_specific_kwargs`` for its ``--model``: each
+    model is asked gavel's prompt in its preset's convention and its answers are kept with
+    it; for ``qwen2_5_vl`` with the size of the image resized within the window lmms-eval's
+    model uses (its ``min_pixels``/``max_pixels`` defaults, read from lmms-eval's source)."""
+    import ast
+
+    from PIL import Image
+
+    from gavel.integrations._gavel_api import TaskOptions, load_requests
+    from gavel.integrations.lmms_eval_task import MODEL_PRESETS, MODEL_WINDOWS
+    from gavel.parsing.conventions import qwen_smart_resize
+
+    models = lmms_path / "lmms_eval" / "models"
+    qwen = _defaults(models / "simple" / "qwen2_5_vl.py", "Qwen2_5_VL")
+    assert MODEL_WINDOWS["qwen2_5_vl"] == (qwen["min_pixels"], qwen["max_pixels"])
+    registered = set()
+    for node in ast.parse((models / "__init__.py").read_text()).body:
+        name = getattr(node.targets[0], "id", "") if isinstance(node, ast.Assign) else ""
+        if name.startswith("AVAILABLE_") and isinstance(node.value, ast.Dict):
+            registered |= set(ast.literal_eval(node.value))
+    assert set(MODEL_PRESETS) <= registered  # each is a --model name lmms-eval knows
+
+    done = subprocess.run(
+        [sys.executable, "-c", PER_MODEL, str(exported), TASK["gavel"], "openai", "qwen2_5_vl",
+         "qwen3_vl"],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    data = saved["gavel"].data
+    for model, box_format in {"openai": "pixel", "qwen2_5_vl": "resized-pixel",
+                              "qwen3_vl": "rel1000"}.items():  # fmt: skip
+        requests = load_requests("gavel", data, TaskOptions(box_format=box_format))
+        assert {r.sample_id: r.prompt for r in requests} == {
+            sample_id: prompt for sample_id, (prompt, _) in found[model].items()
+        }, model
+        for request in requests:
+            item = found[model][request.sample_id][1]
+            assert item["box_format"] == box_format
+            if model == "qwen2_5_vl":
+                with Image.open(request.images[0]) as image:
+                    window = dict(min_pixels=qwen["min_pixels"], max_pixels=qwen["max_pixels"])
+                    assert item["input_size"] == list(qwen_smart_resize(*image.size, **window))
+            else:
+                assert "input_size" not in item
+
+
+def test_a_hub_export_runs_with_the_dataset_in_another_cache(
+    saved, lmms_path, scored_by_gavel, gavel_main, gavel_parquet, tmp_path
+):
+    """An export of ``hf:`` data names the dataset at the commit it read and each image by its
+    place in the dataset, no path of this machine: moved, with the dataset in another Hugging
+    Face cache and an empty gavel data cache (as on another machine), it loads with lmms-eval
+    and scores as ``gavel score``."""
+    answers = saved["gavel"]
+    _, hub = gavel_parquet
+    expected = scored_by_gavel("gavel", answers.data, answers.predictions, tmp_path / "e.json")
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "first", "--data", hub)
+    assert code == 0, text
+    for path in (tmp_path / "first" / "gavel").iterdir():
+        assert str(tmp_path) not in path.read_text(), path.name
+    assert f"{hub}@{'b' * 40}" in (tmp_path / "first" / "gavel" / "utils.py").read_text()
+    moved = tmp_path / "elsewhere" / "tasks"
+    moved.parent.mkdir()
+    (tmp_path / "first").rename(moved)
+    (tmp_path / "hf-cache").rename(tmp_path / "other-hf-cache")
+    shutil.rmtree(tmp_path / "gavel-cache")
+    env = _env(lmms_path, tmp_path, HF_HUB_CACHE=str(tmp_path / "other-hf-cache"),
+               GAVEL_CACHE_DIR=str(tmp_path / "other-gavel-cache"))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, str(moved), f"gavel_gavel={answers.predictions}"],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])["gavel_gavel"]
+    for metric, name in HEADLINE["gavel"].items():
+        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+    assert (tmp_path / "other-gavel-cache").is_dir()  # read through gavel's data sources again

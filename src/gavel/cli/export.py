@@ -40,7 +40,9 @@ def export() -> None:
     type=click.Choice(convention_names()),
     default="pixel",
     show_default=True,
-    help="GAVEL: the box convention the prompt asks for and the scorer reads.",
+    help="GAVEL: the box convention the prompt asks for and the scorer reads, for models "
+    "lmms-eval does not tie to a family (openai, vllm, ...); qwen2_5_vl, qwen3_vl, "
+    "internvl_hf and gemini get their preset's (the YAML's lmms_eval_specific_kwargs).",
 )
 @click.option("--thinking", is_flag=True, help="DetailVerifyBench: the thinking-mode prompt.")
 @click.option(
@@ -80,12 +82,12 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
     prompts and scores with gavel's scorer.
 
     \b
-    Run it with:  lmms-eval --include_path OUT --tasks BENCHMARK --model ...
+    Run it with:  lmms-eval --include_path OUT --tasks gavel_BENCHMARK --model ...
     Export the other benchmarks into the same OUT to run them together. A BENCHMARK folder
     holding files gavel did not write (or changed since) is refused unless --force.
     """
     from gavel.integrations._gavel_api import TaskOptions
-    from gavel.integrations.lmms_eval_task import export_task
+    from gavel.integrations.lmms_eval_task import export_task, task_name
 
     if max_frames is not None and fps is None:
         raise click.UsageError("--max-frames caps the --fps sampling: give --fps too")
@@ -105,4 +107,7 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
         max_frames=max_frames,
         force=force,
     )
-    click.echo(f"wrote {folder}; run: lmms-eval --include_path {out} --tasks {benchmark}", err=True)
+    click.echo(
+        f"wrote {folder}; run: lmms-eval --include_path {out} --tasks {task_name(benchmark)}",
+        err=True,
+    )

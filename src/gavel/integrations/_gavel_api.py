@@ -150,12 +150,27 @@ def resolve_data(benchmark: str, data: str, options: TaskOptions) -> tuple[Path,
     """The local data a benchmark loader reads for ``data`` (what ``gavel score --data``
     takes: a file or folder, Parquet, ``hf:OWNER/NAME``), with the image root it implies;
     Parquet and Hub data are materialized once into gavel's data cache, as for the CLI."""
+    path, options, _ = resolve_source(benchmark, data, options)
+    return path, options
+
+
+def resolve_source(
+    benchmark: str, data: str, options: TaskOptions
+) -> tuple[Path, TaskOptions, str | None]:
+    """:func:`resolve_data`, and for ``hf:`` data the same dataset pinned to the commit that
+    was read (``hf:OWNER/NAME@COMMIT[:SPLIT]``), which names these files on any machine whose
+    Hugging Face cache (or the Hub) has that commit; None for local and Parquet data."""
     from gavel.sources import resolve_data as resolve
+    from gavel.sources.spec import HubSpec, parse
 
     given = Path(options.image_root) if options.image_root else None
     resolved = resolve(benchmark, data, given)
     root = str(resolved.image_root) if resolved.image_root else None
-    return resolved.path, replace(options, image_root=root)
+    spec, source = parse(data), resolved.source or {}
+    pinned = None
+    if isinstance(spec, HubSpec) and source.get("commit"):
+        pinned = str(replace(spec, revision=source["commit"]))
+    return resolved.path, replace(options, image_root=root), pinned
 
 
 class _DeclaredModel:

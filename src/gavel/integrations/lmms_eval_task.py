@@ -1,13 +1,23 @@
 """gavel's benchmarks as lmms-eval tasks: ``gavel export lmms-eval DIR``, then
-``lmms-eval --include_path DIR --tasks gavel``.
+``lmms-eval --include_path DIR --tasks gavel_gavel``.
 
 :func:`export_task` writes one folder per benchmark under ``DIR``: the task's YAML, its
-``utils.py`` and ``docs.jsonl`` (one document per request, with gavel's prompt and the
-absolute paths of its image or video). lmms-eval loads the documents with ``datasets``' JSON
-reader (no Hub), asks the model with gavel's prompt, and hands the answers to ``utils.py``,
-whose functions are the ones below: the images (a video as gavel's sampled frames), the prompt,
-and aggregations that score the whole run with gavel's own scorer, so each lmms-eval metric is
-the number ``gavel score`` gives on the same answers.
+``utils.py`` and ``docs.jsonl`` (one document per request, with gavel's prompt and the place of
+its image or video). lmms-eval loads the documents with ``datasets``' JSON reader (no Hub),
+asks the model with gavel's prompt, and hands the answers to ``utils.py``, whose functions are
+the ones below: the images (a video as gavel's sampled frames), the prompt, and aggregations
+that score the whole run with gavel's own scorer, so each lmms-eval metric is the number
+``gavel score`` gives on the same answers.
+
+A task is named ``gavel_BENCHMARK`` in a folder named ``BENCHMARK``: lmms-eval reads a lone
+``--tasks NAME`` as a folder of YAML files when ``./NAME/`` exists, so no task may be named
+like a folder an export writes (or like gavel's data folders, ``gavel synth`` writes
+``videohallucer/``).
+
+GAVEL's prompt asks for boxes in the model's convention, and lmms-eval runs many models: the
+YAML's ``lmms_eval_specific_kwargs`` (lmms-eval's per-model settings, handed to
+``doc_to_text`` for the ``--model`` given) holds each known model's convention, and for
+Qwen2.5-VL's ``resized-pixel`` the image window that lmms-eval's model resizes within.
 
 The folder may be the user's: gavel records what it wrote there (``.gavel-export.json``, the
 SHA-256 of each file) and writes again only over those files, unchanged; a folder holding
@@ -22,6 +32,7 @@ import math
 import os
 import pprint
 import re
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +40,68 @@ from gavel.errors import GavelError
 from gavel.integrations import _gavel_api as api
 from gavel.io.files import write_together
 from gavel.io.run_files import file_sha256, sha256_of
+from gavel.parsing.conventions import (
+    QWEN25_MAX_PIXELS,
+    QWEN25_MIN_PIXELS,
+    get_convention,
+    qwen_smart_resize,
+)
 
 #: Tokens lmms-eval lets a model write per answer (``gavel generate``'s default).
 MAX_NEW_TOKENS = 1024
 #: What an export wrote into its folder: file name -> SHA-256.
 RECORD = ".gavel-export.json"
+
+#: lmms-eval's own models whose box convention gavel knows: lmms-eval's ``--model`` name ->
+#: gavel's preset of that family (``gavel list presets``). Other models (``openai``,
+#: ``vllm``, ...) serve any family: they get the export's ``--box-format``.
+MODEL_PRESETS = {
+    "qwen2_5_vl": "qwen2.5-vl",
+    "qwen3_vl": "qwen3-vl",
+    "internvl_hf": "internvl3.5",
+    "gemini": "gemini",
+}
+#: The image window (pixels) each model resizes within, where its boxes depend on it: lmms-eval
+#: 0.7.3's ``qwen2_5_vl`` defaults ``min_pixels=256*28*28`` and ``max_pixels=1605632``, not the
+#: Qwen2.5-VL processor's 3,136 to 12,845,056 (the window ``resized-pixel`` assumes otherwise).
+MODEL_WINDOWS = {"qwen2_5_vl": (256 * 28 * 28, 1_605_632)}
+
+
+def task_name(benchmark: str) -> str:
+    """The lmms-eval task of a benchmark: ``gavel_BENCHMARK``, never the name of its folder."""
+    return f"gavel_{benchmark}"
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The box convention a model was asked for, and the image window it resizes within
+    (``resized-pixel`` only: its boxes are pixels of the resized image)."""
+
+    box_format: str
+    min_pixels: int | None = None
+    max_pixels: int | None = None
+
+    @classmethod
+    def of(cls, box_format: str, window: tuple[int, int] | None = None) -> Asked:
+        """The convention with its window: ``resized-pixel`` without one gets the Qwen2.5-VL
+        processor's (what a server such as vLLM resizes within)."""
+        if box_format == "resized-pixel" and window is None:
+            window = (QWEN25_MIN_PIXELS, QWEN25_MAX_PIXELS)
+        if box_format != "resized-pixel":
+            window = None
+        return cls(box_format, *(window or (None, None)))
+
+    def kwargs(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def model_settings(box_format: str) -> dict[str, dict[str, Any]]:
+    """The YAML's ``lmms_eval_specific_kwargs``: ``default`` (the export's convention), then
+    each model of :data:`MODEL_PRESETS` with its preset's convention (and window)."""
+    settings = {"default": Asked.of(box_format).kwargs()}
+    for model, preset in MODEL_PRESETS.items():
+        settings[model] = Asked.of(api.family(preset).box_format, MODEL_WINDOWS.get(model)).kwargs()
+    return settings
 
 
 def metric_key(name: str) -> str:
@@ -55,8 +123,10 @@ def export_task(
     """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder; a folder
     holding files this export did not write is refused unless ``force``.
 
-    ``data`` is what ``gavel score --data`` takes; Parquet and ``hf:`` data are read from
-    gavel's data cache, where they are materialized once."""
+    ``data`` is what ``gavel score --data`` takes. ``hf:`` data is recorded as the dataset at
+    the commit read, each image by its place in the dataset, so the task finds them through
+    the Hugging Face cache (or the Hub) wherever it runs; Parquet data is read from gavel's
+    data cache, where it is materialized once."""
     api.check_benchmark(benchmark)
     folder = out / benchmark
     if not force and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
@@ -70,7 +140,7 @@ def export_task(
             f"{folder}: holds files gavel export did not write ({', '.join(foreign)}); choose "
             "another folder, or pass --force to write the task's files over them"
         )
-    local, options = api.resolve_data(benchmark, str(data), options)
+    local, options, hub = api.resolve_source(benchmark, str(data), options)
     data = local.resolve()
     if options.image_root:
         options = api.TaskOptions(
@@ -80,36 +150,49 @@ def export_task(
     described = api.describe_sampling(**sampling)  # checks the sampling flags
     requests = api.load_requests(benchmark, data, options, described)
     real = folder.resolve()  # the relative places are computed from its real path
+    root = options.image_root
+    if hub:  # the dataset's own places: the cache that holds it differs between machines
+        place: Any = functools.partial(_in_dataset, base=media_base(data, root))
+        recorded, root_place = {"hub": hub}, None
+    else:
+        place = functools.partial(_place, folder=real)
+        recorded, root_place = _place(data, real), _place(Path(root), real) if root else None
     docs = b"".join(
         json.dumps(
-            {
-                "id": r.sample_id,
-                "prompt": r.prompt,
-                "media": [_place(Path(p), real) for p in r.images],
-            }
+            {"id": r.sample_id, "prompt": r.prompt, "media": [place(Path(p)) for p in r.images]}
         ).encode()
         + b"\n"
         for r in requests
     )
-    root = options.image_root
     settings = {
         "benchmark": benchmark,
-        "data": _place(data, real),
-        "options": {
-            **options.as_dict(),
-            "image_root": _place(Path(root), real) if root else None,
-        },
+        "data": recorded,
+        "options": {**options.as_dict(), "image_root": root_place},
         "sampling": sampling,
     }
     folder.mkdir(parents=True, exist_ok=True)
     files = [
         (folder / "docs.jsonl", docs),
         (folder / "utils.py", _utils_source(settings).encode()),
-        (folder / f"{benchmark}.yaml", _yaml(benchmark).encode()),
+        (folder / f"{task_name(benchmark)}.yaml", _yaml(benchmark, options.box_format).encode()),
     ]
+    # An earlier export's own files, unchanged, that this one no longer writes (an older
+    # gavel's YAML, which lmms-eval would load as a second task); changed ones are the user's.
+    written = {path.name for path, _ in files}
+    stale = [entry for entry in _own_files(folder) if entry.name not in written]
     record = {path.name: sha256_of(payload) for path, payload in files}
     write_together([*files, (folder / RECORD, json.dumps(record, indent=2).encode())])
+    for entry in stale:
+        entry.unlink(missing_ok=True)
     return folder
+
+
+def media_base(data: Path, image_root: str | None) -> Path:
+    """The folder a dataset's media places are relative to: its image root, else the data's
+    own folder."""
+    if image_root:
+        return Path(image_root)
+    return data if data.is_dir() else data.parent
 
 
 def _place(path: Path, folder: Path) -> dict[str, str]:
@@ -122,6 +205,11 @@ def _place(path: Path, folder: Path) -> dict[str, str]:
     }
 
 
+def _in_dataset(path: Path, base: Path) -> dict[str, str]:
+    """A medium's place in a Hub dataset: relative to the dataset's media folder."""
+    return {"data": Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()}
+
+
 def find(place: Any, folder: Path | None) -> str:
     """The path a recorded place names now: relative to the task's folder where that exists,
     else the absolute path (a plain string, as older exports wrote, as it is)."""
@@ -132,28 +220,45 @@ def find(place: Any, folder: Path | None) -> str:
     return place["absolute"]
 
 
+def _record(folder: Path) -> dict[str, str]:
+    """What the last export into ``folder`` wrote (file name -> SHA-256); empty if none."""
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _own_files(folder: Path) -> list[Path]:
+    """The files in ``folder`` an export wrote and nobody changed since."""
+    if not folder.is_dir():
+        return []
+    record = _record(folder)
+    return [
+        entry
+        for entry in folder.iterdir()
+        if entry.name != RECORD
+        and entry.is_file()
+        and not entry.is_symlink()
+        and record.get(entry.name) == file_sha256(entry)
+    ]
+
+
 def foreign_files(folder: Path) -> list[str]:
     """The names in ``folder`` that an export did not write, or that changed since."""
     if not folder.is_dir():
         return []
-    try:
-        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        record = {}
-    record = record if isinstance(record, dict) else {}
-    return sorted(
-        entry.name
-        for entry in folder.iterdir()
-        if entry.name != RECORD
-        and not (
-            entry.is_file()
-            and not entry.is_symlink()
-            and record.get(entry.name) == file_sha256(entry)
+    own = {entry.name for entry in _own_files(folder)}
+    return sorted(entry.name for entry in folder.iterdir() if entry.name not in own | {RECORD})
+
+
+def _yaml(benchmark: str, box_format: str) -> str:
+    per_model = ""
+    if benchmark == "gavel":  # the only benchmark whose prompt and scoring have boxes
+        per_model = "lmms_eval_specific_kwargs:\n" + "".join(
+            f"  {model}:\n" + "".join(f"    {key}: {value}\n" for key, value in entry.items())
+            for model, entry in model_settings(box_format).items()
         )
-    )
-
-
-def _yaml(benchmark: str) -> str:
     metrics = "".join(
         f"  - metric: {metric_key(name)}\n"
         f"    aggregation: !function utils.{metric_key(name)}\n"
@@ -163,7 +268,7 @@ def _yaml(benchmark: str) -> str:
     return (
         f"# gavel's {benchmark} benchmark for lmms-eval (written by gavel export lmms-eval).\n"
         "# Prompts and media are gavel's; the metrics are gavel's scorer on the whole run.\n"
-        f"task: {benchmark}\n"
+        f"task: {task_name(benchmark)}\n"
         "dataset_path: json\n"
         "dataset_kwargs:\n"
         "  data_files:\n"
@@ -178,6 +283,7 @@ def _yaml(benchmark: str) -> str:
         "  temperature: 0\n"
         "  do_sample: false\n"
         "process_results: !function utils.process_results\n"
+        f"{per_model}"
         "metric_list:\n"
         f"{metrics}"
         "metadata:\n"
@@ -196,7 +302,7 @@ def _utils_source(settings: dict[str, Any]) -> str:
         'aggregations score\nthe whole run with gavel\'s scorer.\n"""\n\n'
         "from pathlib import Path\n\n"
         "from gavel.integrations.lmms_eval_task import GavelTask\n\n"
-        f"task = GavelTask({pprint.pformat(settings, sort_dicts=False)}, Path(__file__).parent)\n\n"
+        f"task = GavelTask.shared({pprint.pformat(settings, sort_dicts=False)}, Path(__file__).parent)\n\n"
         "doc_to_visual = task.doc_to_visual\n"
         "doc_to_text = task.doc_to_text\n"
         "process_results = task.process_results\n"
@@ -204,33 +310,84 @@ def _utils_source(settings: dict[str, Any]) -> str:
     )
 
 
+#: The task object of each exported folder in this process (:meth:`GavelTask.shared`).
+_SHARED: dict[tuple[str, str], GavelTask] = {}
+
+
 class GavelTask:
     """The functions an exported task's ``utils.py`` hands to lmms-eval."""
+
+    @classmethod
+    def shared(cls, settings: dict[str, Any], folder: Path | None = None) -> GavelTask:
+        """The one task object of an exported folder in this process. lmms-eval executes
+        ``utils.py`` anew for each ``!function`` of the YAML, and its functions share what
+        they learn: ``process_results`` keeps the convention ``doc_to_text`` asked for, and
+        the aggregations score the run once."""
+        key = (json.dumps(settings, sort_keys=True), str(folder))
+        if key not in _SHARED:
+            _SHARED[key] = cls(settings, folder)
+        return _SHARED[key]
 
     def __init__(self, settings: dict[str, Any], folder: Path | None = None):
         self.benchmark = settings["benchmark"]
         self.folder = folder
-        self.data = find(settings["data"], folder)
-        options = dict(settings["options"])
-        if options.get("image_root"):
-            options["image_root"] = find(options["image_root"], folder)
-        self.options = api.TaskOptions(**options)
+        self._settings = settings
         self.sampling = settings.get("sampling") or {}
         self.metrics = api.HEADLINE_METRICS[self.benchmark]
+        #: The convention each document's prompt asked for (lmms-eval hands the model's
+        #: settings to doc_to_text only; process_results reads them back from here).
+        self._asked: dict[str, Asked] = {}
 
-    def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
+    @functools.cached_property
+    def _located(self) -> tuple[str, api.TaskOptions, Path | None]:
+        """The data, the options and the folder of the dataset's media places, found where
+        the task runs (a Hub dataset through the Hugging Face cache), once it is first used."""
+        options = dict(self._settings["options"])
+        data = self._settings["data"]
+        if isinstance(data, dict) and "hub" in data:
+            path, resolved = api.resolve_data(
+                self.benchmark, data["hub"], api.TaskOptions(**{**options, "image_root": None})
+            )
+            return str(path), resolved, media_base(path, resolved.image_root)
+        if options.get("image_root"):
+            options["image_root"] = find(options["image_root"], self.folder)
+        return find(data, self.folder), api.TaskOptions(**options), None
+
+    @property
+    def data(self) -> str:
+        return self._located[0]
+
+    @property
+    def options(self) -> api.TaskOptions:
+        return self._located[1]
+
+    def _media(self, place: Any) -> str:
+        if isinstance(place, dict) and "data" in place:
+            return str(self._located[2] / place["data"])
+        return find(place, self.folder)
+
+    def doc_to_visual(
+        self, doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None
+    ) -> list[Any]:
         """The images gavel sends, as the pixels the model would see from ``gavel generate``:
         an image file as it is, a video as gavel's sampled frames encoded as gavel encodes
         them (JPEG at its quality) and decoded again, so lmms-eval's own (lossless) encoding of
-        them keeps gavel's pixels."""
+        them keeps gavel's pixels.
+
+        lmms-eval hands it the model's settings too (a function of two parameters), where the
+        model is asked, so the answer's convention is known even for a request whose prompt
+        came from lmms-eval's request cache (``doc_to_text`` not called)."""
         from PIL import Image
+
+        if lmms_eval_specific_kwargs is not None:
+            self._asked[doc["id"]] = self.asked(lmms_eval_specific_kwargs)
 
         from gavel.media.pixels import apply_pixel_limit
         from gavel.models.openai_compat import VIDEO_SUFFIXES
 
         visuals: list[Any] = []
         for place in doc["media"]:
-            path = find(place, self.folder)
+            path = self._media(place)
             if Path(path).suffix.lower() in VIDEO_SUFFIXES:
                 visuals.extend(self._sent_frames(Path(path)))
             else:
@@ -261,17 +418,57 @@ class GavelTask:
                     frames.append(frame.convert("RGB"))
         return frames
 
+    def asked(self, lmms_eval_specific_kwargs: Any = None) -> Asked:
+        """The convention of the model lmms-eval runs (its entry of the YAML's
+        ``lmms_eval_specific_kwargs``); the export's own without one."""
+        given = lmms_eval_specific_kwargs if isinstance(lmms_eval_specific_kwargs, dict) else {}
+        if self.benchmark != "gavel" or not given.get("box_format"):
+            return Asked.of(self.options.box_format)
+        get_convention(given["box_format"])  # an unknown name is refused, naming the known
+        window = None
+        if given.get("min_pixels") or given.get("max_pixels"):
+            window = (
+                int(given.get("min_pixels") or QWEN25_MIN_PIXELS),
+                int(given.get("max_pixels") or QWEN25_MAX_PIXELS),
+            )
+        return Asked.of(given["box_format"], window)
+
     def doc_to_text(self, doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> str:
-        return doc["prompt"]
+        """gavel's prompt, asking for boxes in the convention of the model lmms-eval runs."""
+        asked = self.asked(lmms_eval_specific_kwargs)
+        self._asked[doc["id"]] = asked
+        if asked.box_format == self.options.box_format:
+            return doc["prompt"]
+        return self._prompts(asked.box_format)[doc["id"]]
+
+    @functools.lru_cache(maxsize=8)  # noqa: B019 - one task object per exported folder
+    def _prompts(self, box_format: str) -> dict[str, str]:
+        """Each document's prompt asking for ``box_format`` (gavel's loader builds them)."""
+        options = replace(self.options, box_format=box_format)
+        return {
+            r.sample_id: r.prompt for r in api.load_requests(self.benchmark, self.data, options)
+        }
 
     def process_results(self, doc: dict[str, Any], results: list[str], **_: Any) -> dict:
         """The answer for every metric (each aggregation scores the whole run)."""
+        asked = self._asked.get(doc["id"]) or Asked.of(self.options.box_format)
         # A gavel predictions line: lmms-eval's sample log keeps it (gavel score reads it).
-        item = {
+        item: dict[str, Any] = {
             "id": doc["id"],
             "response": results[0] if results else None,
-            "box_format": self.options.box_format,
+            "box_format": asked.box_format,
         }
+        if asked.min_pixels and asked.max_pixels and doc["media"]:
+            # resized-pixel: the model's boxes are pixels of the image resized in its window.
+            from PIL import Image
+
+            with Image.open(self._media(doc["media"][0])) as image:
+                width, height = image.size
+            item["input_size"] = list(
+                qwen_smart_resize(
+                    width, height, min_pixels=asked.min_pixels, max_pixels=asked.max_pixels
+                )
+            )
         return {metric_key(name): item for name in self.metrics}
 
     def aggregation(self, name: str):
@@ -286,9 +483,10 @@ class GavelTask:
 
     @functools.lru_cache(maxsize=4)  # noqa: B019 - one task object per exported folder
     def score(self, items_json: str) -> dict[str, float]:
-        """gavel's metrics of a run (computed once for all of the task's metrics)."""
+        """gavel's metrics of a run (computed once for all of the task's metrics); each item is
+        a predictions line with the convention its prompt asked for."""
         answers = [
-            api.prediction(item["id"], item["response"], box_format=self.options.box_format)
+            api.prediction_from_dict({"box_format": self.options.box_format, **item})
             for item in json.loads(items_json)
         ]
         # The samples lmms-eval asked (all, or those of --limit N), as gavel score
