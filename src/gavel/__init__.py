@@ -28,7 +28,22 @@ _EXPORTS = {
     "DataError": "gavel.errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Benchmark",
+    "ConfigError",
+    "DataError",
+    "GavelError",
+    "Generation",
+    "Prediction",
+    "Result",
+    "Score",
+    "__version__",
+    "benchmark",
+    "benchmark_names",
+    "generate",
+    "run",
+    "score",
+]
 
 if TYPE_CHECKING:
     from gavel.api.benchmarks import Benchmark, benchmark, benchmark_names
