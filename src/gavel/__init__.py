@@ -21,6 +21,7 @@ _EXPORTS = {
     "Result": "gavel.api.scoring",
     "score": "gavel.api.scoring",
     "run": "gavel.api.running",
+    "synthesize": "gavel.api.synthesis",
     "Prediction": "gavel.records",
     "Score": "gavel.records",
     "GavelError": "gavel.errors",
@@ -43,6 +44,7 @@ __all__ = [
     "generate",
     "run",
     "score",
+    "synthesize",
 ]
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from gavel.api.generation import Generation, generate
     from gavel.api.running import run
     from gavel.api.scoring import Result, score
+    from gavel.api.synthesis import synthesize
     from gavel.errors import ConfigError, DataError, GavelError
     from gavel.records import Prediction, Score
 

@@ -35,8 +35,12 @@ def command_context(
     """A context of ``command`` with ``benchmark`` chosen, as the command line makes one
     (the chosen benchmark decides which of its own options the command takes). A context
     with a ``parent`` shares its records (``gavel run``'s generate and score steps)."""
+    from gavel.benchmarks.registry import benchmark_names
     from gavel.cli.benchmark_flags import _CHOSEN
 
+    if benchmark not in benchmark_names():  # in the words of --benchmark's refusal
+        known = ", ".join(map(repr, benchmark_names()))
+        raise ConfigError(f"Invalid value for '--benchmark': {benchmark!r} is not one of {known}.")
     ctx = click.Context(command, info_name=command.name, parent=parent)
     ctx.meta[_CHOSEN] = benchmark
     return ctx
