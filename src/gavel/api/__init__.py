@@ -2,25 +2,7 @@
 
 ``gavel.benchmark``, ``gavel.synthesize``, ``gavel.generate``, ``gavel.score`` and
 ``gavel.run`` take the command line's settings by the flags' names, with the same defaults
-and checks, and give the same files; see docs/python-api.md. They are re-exported from ``gavel`` itself.
+and checks, and give the same files; see docs/python-api.md. They are imported from
+``gavel`` itself (lazily, so ``import gavel`` stays light); the modules here hold them, one
+step each, and :mod:`gavel.api.settings` checks the settings with the flags' own types.
 """
-
-from __future__ import annotations
-
-from gavel.api.benchmarks import Benchmark, benchmark, benchmark_names
-from gavel.api.generation import Generation, generate
-from gavel.api.running import run
-from gavel.api.scoring import Result, score
-from gavel.api.synthesis import synthesize
-
-__all__ = [
-    "Benchmark",
-    "Generation",
-    "Result",
-    "benchmark",
-    "benchmark_names",
-    "generate",
-    "run",
-    "score",
-    "synthesize",
-]

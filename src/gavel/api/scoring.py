@@ -113,11 +113,11 @@ def _score(values: dict[str, Any], judge: Any = None) -> Result:
 
     from gavel.benchmarks.registry import get_benchmark
     from gavel.benchmarks.spec import RunSettings
-    from gavel.cli import config_file, cost
+    from gavel.cli import cost
     from gavel.cli.benchmark_flags import benchmark_values, make_selection
-    from gavel.cli.score import add_judge_scores, run_name
+    from gavel.cli.score import evaluate_run, run_name
     from gavel.errors import GavelError
-    from gavel.integrations.inspect_log import is_inspect_log, reading_epoch
+    from gavel.integrations.inspect_log import is_inspect_log
     from gavel.sources import resolve_data
 
     benchmark, predictions, out = values.pop("benchmark"), values.pop("predictions"), values["out"]
@@ -139,15 +139,9 @@ def _score(values: dict[str, Any], judge: Any = None) -> Result:
         judge = make_judge(benchmark, out, flags)
     costs = cost.CostFlags(**{n: values[n] for n in cost.COMMAND_FLAGS["score"]})
     cost.judge_budget(costs, judge, flags.get("judge_price"))
-    with reading_epoch(epoch):
-        record, scores = spec.evaluate(data_file, predictions, run)
-    if epoch is not None:
-        record.manifest.settings["inspect_epoch"] = epoch
-    record.manifest.data_source = data_source
-    record.manifest.settings |= config_file.recorded()
-    ledger_entry = None
-    if judge is not None:
-        ledger_entry = add_judge_scores(judge, data_file, image_root, out, record, scores)
+    record, scores, ledger_entry = evaluate_run(
+        spec, data_file, predictions, run, epoch, data_source, judge, image_root, out
+    )
     result = Result(record, scores, run_name(record, predictions, name), ledger_entry, style)
     if out is not None:
         write_run(out, result)
