@@ -154,3 +154,48 @@ def test_a_judged_run_gives_what_gavel_run_gives(tmp_path, monkeypatch, gavel_ma
     for manifest in (api["manifest"], expected["manifest"]):
         assert manifest.pop("predictions_file").endswith("/predictions.jsonl")
     assert api == expected
+
+
+#: Settings other than the defaults, the benchmark's own among them, as keywords and as flags.
+CHOSEN = {
+    "gavel": {"match": "max", "limit": 4, "shuffle": True, "seed": 7, "bootstrap": 100},
+    "detailverify": {"mode": "strict", "thinking": True, "empty_groups": "zero", "limit": 3},
+    "videohallucer": {"answer_rule": "strict", "limit": 2, "shuffle": True, "bootstrap": 0},
+}
+
+
+def as_flags(settings: dict) -> list[str]:
+    flags = []
+    for name, value in settings.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            flags.append(flag)
+        else:
+            for one in value if isinstance(value, list) else [value]:
+                flags += [flag, str(one)]
+    return flags
+
+
+@pytest.mark.parametrize("benchmark", list(DATA))
+def test_chosen_settings_go_where_gavel_run_sends_them(
+    benchmark, tmp_path, monkeypatch, gavel_main
+):
+    cli, api = tmp_path / "cli", tmp_path / "api"
+    for root in (cli, api):
+        make_data(root, benchmark, gavel_main)
+    monkeypatch.chdir(cli)
+    done = gavel_main("run", "--benchmark", benchmark, "--data", DATA[benchmark], "--model",
+                      "scene", "--out", "run", "--no-progress", *as_flags(CHOSEN[benchmark]))  # fmt: skip
+    assert done.code == 0, done.text
+    monkeypatch.chdir(api)
+    gavel.run(benchmark, data=DATA[benchmark], model="scene", out="run", no_progress=True,
+              **CHOSEN[benchmark])  # fmt: skip
+    expected = read(cli / "run" / "results.json")
+    assert comparable(read(api / "run" / "results.json")) == comparable(expected)
+    assert answers(api / "run" / "predictions.jsonl") == answers(cli / "run" / "predictions.jsonl")
+    assert (
+        expected["manifest"]["settings"]["configuration"][
+            next(iter(CHOSEN[benchmark])).replace("_", "-")
+        ]["from"]
+        == "command line"
+    )

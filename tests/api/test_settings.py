@@ -110,6 +110,7 @@ def test_synth_writes_the_files_gavel_synth_writes(tmp_path, monkeypatch, gavel_
 
 
 def test_a_benchmark_says_its_options_and_what_it_asks(data):
+    assert "mode" in gavel.benchmark("detailverify").options  # --mode, not its inner name
     bench = gavel.benchmark("gavel")
     assert bench.options["match"].flag == "--match" and "score" in bench.options["match"].commands
     prepared = bench.prepare(data, model="scene")

@@ -35,9 +35,10 @@ class Benchmark:
 
     @property
     def options(self) -> dict[str, BenchmarkOption]:
-        """The benchmark's own settings by name (``match``, ``mode``, ...), each with its flag,
+        """The benchmark's own settings by the names the API takes them under (the flag
+        without dashes: DetailVerifyBench's ``--mode`` is ``mode``), each with its flag,
         default, choices and the steps that take it (``generate``, ``score``, ``synth``)."""
-        return {option.name: option for option in self.spec.options}
+        return {setting(option): option for option in self.spec.options}
 
     def prepare(self, data: str | Path, model: str = "scene", *, image_root: str | Path | None = None,
                 **options: Any) -> Prepared:  # fmt: skip
@@ -51,13 +52,27 @@ class Benchmark:
         boxes in the model's convention).
         """
         from gavel.benchmarks.spec import RunSettings
+        from gavel.errors import ConfigError
         from gavel.models.registry import load_model
         from gavel.sources import resolve_data
 
+        declared = self.options
+        unknown = [name for name in options if name not in declared]
+        if unknown:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ConfigError(
+                f"{unknown[0]!r} is not an option of the {self.name} benchmark (its options: "
+                f"{known})"
+            )
+        values = self.spec.values({declared[k].name: v for k, v in options.items()})
         root = Path(image_root) if image_root is not None else None
         path, root, _ = resolve_data(self.name, data, root)
-        values = self.spec.values(options)
         return self.spec.prepare(path, load_model(model), RunSettings(values, root))
+
+
+def setting(option: BenchmarkOption) -> str:
+    """The keyword a benchmark option is given as: its flag without dashes."""
+    return option.flag[2:].replace("-", "_")
 
 
 def benchmark(name: str) -> Benchmark:
