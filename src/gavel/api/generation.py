@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gavel.api.settings import command_context, command_values
 from gavel.errors import ConfigError
+
+if TYPE_CHECKING:
+    import click
 
 
 @dataclass(frozen=True)
@@ -37,12 +40,13 @@ def count_predictions(predictions: Path) -> tuple[int, int]:
     return lines, errors
 
 
-def invoke(ctx: Any, values: dict[str, Any]) -> None:
+def invoke(ctx: click.Context, values: dict[str, Any]) -> None:
     """Run the body of ``ctx``'s command on checked ``values`` (click's parameter names).
 
     The body is the command line's own, run in a context of its command; no ``--config``
-    file is read, so a manifest records no configuration (as for any Python caller).
-    A usage error inside the body becomes a ConfigError with the same words.
+    file is read, and the manifest's configuration is the one :func:`command_values`
+    recorded (settings ``from`` python). A usage error inside the body becomes a
+    ConfigError with the same words.
     """
     import click
 
