@@ -30,3 +30,13 @@ def test_the_python_api_page_runs_as_a_notebook(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "run" / "results.scores.jsonl").is_file()
     assert (tmp_path / "run-union" / "results.json").is_file()
     assert namespace["generation"].answered == 12
+
+
+def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
+    readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.partition("## From Python")[2].partition("\n## ")[0]
+    (block,) = BLOCK.findall(section)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md, From Python", "exec"), {})
+    assert "| scene |" in capsys.readouterr().out
+    assert (tmp_path / "run" / "results.json").is_file()
