@@ -60,3 +60,14 @@ def test_failed_samples_are_scored_raised_and_asked_again(data, server, fake, ap
     assert len(chats(server)) == 1  # only the failed sample is asked again
     assert result.counts["model_error"] == 0 and result.counts["total"] == 4
     assert all(auth == f"Bearer {api_key}" for _, _, auth in server.received)
+
+
+def test_python_values_take_the_flags_shapes(data, server, api_key):
+    """A dict for a JSON flag, one text for a repeatable one: as the flags' text would be."""
+    made = gavel.generate("gavel", data=data, model="openai:vlm", out="pred.jsonl",
+                          base_url=server.url, api_key_env="GAVEL_TEST_KEY", no_cache=True,
+                          no_progress=True, extra_body={"top_k": 1}, sample_id="synth-00002",
+                          max_tokens=64)  # fmt: skip
+    (body,) = chats(server)
+    assert body["top_k"] == 1 and body["max_tokens"] == 64
+    assert made.samples == made.answered == 1
