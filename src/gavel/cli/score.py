@@ -8,7 +8,7 @@ import click
 import msgspec
 
 from gavel.benchmarks.registry import benchmark_names, get_benchmark
-from gavel.benchmarks.spec import RunSettings
+from gavel.benchmarks.spec import Benchmark, RunSettings
 from gavel.cli import config_file, cost
 from gavel.cli.batch_options import batch_options, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import (
@@ -236,6 +236,25 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     return None
 
 
+def evaluate_run(spec: Benchmark, data_file: Path, predictions: Path, run: RunSettings,
+                 epoch: int | None, data_source: dict | None, judge, image_root: Path | None,
+                 out: Path | None) -> tuple[Result, list[Score], dict | None]:  # fmt: skip
+    """Score a run and record where it came from (the epoch of an inspect log, the data's
+    source, the resolved settings), then judge it when a judge is given: the result, the
+    per-sample scores and the judge's ledger entry, before anything is written (``gavel
+    score`` and ``gavel.score`` both call this)."""
+    with reading_epoch(epoch):
+        result, scores = spec.evaluate(data_file, predictions, run)
+    if epoch is not None:
+        result.manifest.settings["inspect_epoch"] = epoch
+    result.manifest.data_source = data_source
+    result.manifest.settings |= config_file.recorded()
+    ledger_entry = None
+    if judge is not None:
+        ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)
+    return result, scores, ledger_entry
+
+
 @click.command(cls=BenchmarkCommand, benchmark_commands=("score",))
 @config_file.config_option
 @click.option(
@@ -335,15 +354,9 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
         with reading_epoch(epoch):
             return cost.score_dry_run(costs, judge, spec, data_file, predictions, run, judge_price)
     cost.judge_budget(costs, judge, judge_price)
-    with reading_epoch(epoch):
-        result, scores = spec.evaluate(data_file, predictions, run)
-    if epoch is not None:
-        result.manifest.settings["inspect_epoch"] = epoch
-    result.manifest.data_source = data_source
-    result.manifest.settings |= config_file.recorded()
-    ledger_entry = None
-    if judge is not None:
-        ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)
+    result, scores, ledger_entry = evaluate_run(
+        spec, data_file, predictions, run, epoch, data_source, judge, image_root, out
+    )
     label = run_name(result, predictions, name)
     if out is not None:
         per_sample = write_run(out, result, scores, ledger_entry)

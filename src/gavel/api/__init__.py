@@ -1,0 +1,8 @@
+"""gavel's Python API: what the command line does, as functions a notebook or host calls.
+
+``gavel.benchmark``, ``gavel.synthesize``, ``gavel.generate``, ``gavel.score`` and
+``gavel.run`` take the command line's settings by the flags' names, with the same defaults
+and checks, and give the same files; see docs/python-api.md. They are imported from
+``gavel`` itself (lazily, so ``import gavel`` stays light); the modules here hold them, one
+step each, and :mod:`gavel.api.settings` checks the settings with the flags' own types.
+"""
