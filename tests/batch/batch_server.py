@@ -130,6 +130,10 @@ class FakeBatchServer:
         self.file_fields_left_out: tuple[str, ...] = ()
         #: Refuse (400) a create that carries ``metadata``, as a server without it may.
         self.refuse_metadata = False
+        #: The next downloads of a batch's output file give only its first half of lines
+        #: (a file still being written when the batch says ``completed``).
+        self.partial_downloads = 0
+        self.downloads = 0
         #: The reply text for a request body; the default echoes the prompt.
         self.reply: Callable[[dict[str, Any]], str] = lambda body: f"echo: {prompt_of(body)}"
         #: (custom_id, body, batches that carried it before) -> a fault or None.
@@ -357,7 +361,15 @@ class FakeBatchServer:
                         file_id = path.split("/")[2]
                         if file_id not in server.contents:
                             return self._missing()
-                        self._send(200, None, server.contents[file_id])
+                        server.downloads += 1
+                        data = server.contents[file_id]
+                        if server.partial_downloads and server.files[file_id]["purpose"] == (
+                            "batch_output"
+                        ):
+                            server.partial_downloads -= 1
+                            rows = data.splitlines(keepends=True)
+                            data = b"".join(rows[: len(rows) // 2])
+                        self._send(200, None, data)
                     elif path.startswith("/files/"):
                         entry = server.files.get(path.split("/")[2])
                         self._send(200, server.shown(entry)) if entry else self._missing()

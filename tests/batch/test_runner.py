@@ -157,6 +157,19 @@ def test_an_expired_batch_keeps_its_answers_and_the_rest_is_asked_online(
     assert cached(tmp_path / "cache.sqlite") == SAMPLES
 
 
+def test_an_output_file_still_being_written_is_fetched_again_not_asked_again(
+    gavel, batch_server, tmp_path, api_key
+):
+    batch_server.partial_downloads = 2  # half of its lines, twice, then all of them
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out))
+    assert done.returncode == 0, done.stderr
+    assert "still being written" in done.stderr
+    assert batch_server.created == 1 and batch_server.downloads == 3
+    assert_billed_once(batch_server)
+    assert len(lines(out)) == SAMPLES and not any(r.get("error") for r in lines(out))
+
+
 def test_a_batch_that_fails_as_a_whole_is_asked_again(gavel, batch_server, tmp_path, api_key):
     batch_server.fail_input = "The input file is not valid JSONL."
     done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "1"))
