@@ -578,3 +578,14 @@ def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
     written = lines(out)
     assert len(written) == SAMPLES and not any(r.get("error") for r in written)
     assert_billed_once(batch_server)
+
+
+def test_a_lost_create_reply_on_a_server_that_cannot_list_batches_stops_the_run(
+    gavel, batch_server, tmp_path, api_key
+):
+    batch_server.list_status = {"/batches": 404}
+    batch_server.create_faults = ["drop"]
+    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "does not list its batches" in done.stderr and "may have made it" in done.stderr
+    assert batch_server.created == 1  # never a second batch blindly
