@@ -20,7 +20,9 @@ batch fail as a whole (OpenAI's input validation).
 so a client killed (or timed out) while waiting leaves the server with something it never heard
 of; :attr:`upload_faults` and :attr:`create_faults` lose the reply of the next uploads or
 creates after the work was done (``"drop"``: the connection closed without a reply, ``"500"``:
-an error answered). Listings are paginated (``limit``, ``after``, ``has_more``) as OpenAI's.
+an error answered). Listings are paginated (``limit``, ``after``, ``has_more``) as OpenAI's,
+or, by switches, as other servers give them (refused, ``after`` ignored, oldest first, every
+purpose); :attr:`refuse_metadata` makes a server that refuses batch ``metadata``.
 Counters: :attr:`uploads`, :attr:`created`, :attr:`sent` (every custom_id, counted once per
 batch that carried it), :attr:`billed` (every custom_id, counted once per answer the server gave
 and bills: a line of an output file), :attr:`billed_tokens`, :attr:`polls`, :attr:`online` (chat
@@ -115,6 +117,23 @@ class FakeBatchServer:
         #: The longest page a listing gives, and how many pages were given.
         self.max_page = 100
         self.listed = 0
+        #: Listings as some servers and proxies give them: ``list_status`` answers the listing
+        #: of a route (``"/files"``, ``"/batches"``) with that HTTP status; ``ignore_after``
+        #: gives the first page whatever ``after`` says, and no ``has_more``;
+        #: ``oldest_first`` lists in creation order; ``ignore_purpose`` lists files of every
+        #: purpose.
+        self.list_status: dict[str, int] = {}
+        self.ignore_after = False
+        self.oldest_first = False
+        self.ignore_purpose = False
+        #: Fields left out of every file object shown (servers that keep no ``status``).
+        self.file_fields_left_out: tuple[str, ...] = ()
+        #: Refuse (400) a create that carries ``metadata``, as a server without it may.
+        self.refuse_metadata = False
+        #: The next downloads of a batch's output file give only its first half of lines
+        #: (a file still being written when the batch says ``completed``).
+        self.partial_downloads = 0
+        self.downloads = 0
         #: The reply text for a request body; the default echoes the prompt.
         self.reply: Callable[[dict[str, Any]], str] = lambda body: f"echo: {prompt_of(body)}"
         #: (custom_id, body, batches that carried it before) -> a fault or None.
@@ -264,6 +283,11 @@ class FakeBatchServer:
     def page(self, data: list[dict[str, Any]], query: dict[str, list[str]]) -> dict[str, Any]:
         """One page of a listing, as OpenAI's cursor pagination gives it (at most
         :attr:`max_page` entries, whatever the client asks)."""
+        if self.oldest_first:
+            data = list(reversed(data))
+        if self.ignore_after:
+            self.listed += 1
+            return {"object": "list", "data": data[: self.max_page]}
         after = query.get("after", [None])[0]
         if after is not None:
             ids = [entry["id"] for entry in data]
@@ -273,6 +297,10 @@ class FakeBatchServer:
         return {"object": "list", "data": data[:limit], "has_more": len(data) > limit,
                 "first_id": data[0]["id"] if data else None,
                 "last_id": data[:limit][-1]["id"] if data else None}  # fmt: skip
+
+    def shown(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """A file object as this server shows it."""
+        return {k: v for k, v in entry.items() if k not in self.file_fields_left_out}
 
     @staticmethod
     def public(batch: dict[str, Any]) -> dict[str, Any]:
@@ -319,19 +347,32 @@ class FakeBatchServer:
                 path = urlsplit(self.path).path.removeprefix("/v1")
                 query = parse_qs(urlsplit(self.path).query)
                 with server._lock:
-                    if path == "/files":
+                    if path in server.list_status:
+                        server.listed += 1
+                        self._send(server.list_status[path], {"error": {"message": "no route"}})
+                    elif path == "/files":
                         purpose = query.get("purpose", [None])[0]
-                        data = [f for f in reversed(server.files.values())
+                        if server.ignore_purpose:
+                            purpose = None
+                        data = [server.shown(f) for f in reversed(server.files.values())
                                 if purpose is None or f["purpose"] == purpose]  # fmt: skip
                         self._send(200, server.page(data, query))
                     elif path.startswith("/files/") and path.endswith("/content"):
                         file_id = path.split("/")[2]
                         if file_id not in server.contents:
                             return self._missing()
-                        self._send(200, None, server.contents[file_id])
+                        server.downloads += 1
+                        data = server.contents[file_id]
+                        if server.partial_downloads and server.files[file_id]["purpose"] == (
+                            "batch_output"
+                        ):
+                            server.partial_downloads -= 1
+                            rows = data.splitlines(keepends=True)
+                            data = b"".join(rows[: len(rows) // 2])
+                        self._send(200, None, data)
                     elif path.startswith("/files/"):
                         entry = server.files.get(path.split("/")[2])
-                        self._send(200, entry) if entry else self._missing()
+                        self._send(200, server.shown(entry)) if entry else self._missing()
                     elif path == "/batches":
                         for batch in server.batches.values():
                             server._advance(batch)
@@ -370,7 +411,14 @@ class FakeBatchServer:
                                                  fields["purpose"][1].decode())  # fmt: skip
                         fault = server.upload_faults.pop(0) if server.upload_faults else None
                     time.sleep(server.upload_delay)
-                    self._reply(200, entry, fault)
+                    self._reply(200, server.shown(entry), fault)
+                elif (
+                    path == "/batches"
+                    and server.refuse_metadata
+                    and json.loads(raw).get("metadata")
+                ):
+                    self._send(400, {"error": {"message": "Unrecognized request argument "
+                                               "supplied: metadata"}})  # fmt: skip
                 elif path == "/batches":
                     with server._lock:
                         batch = server.public(server._create(json.loads(raw)))

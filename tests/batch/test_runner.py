@@ -157,6 +157,19 @@ def test_an_expired_batch_keeps_its_answers_and_the_rest_is_asked_online(
     assert cached(tmp_path / "cache.sqlite") == SAMPLES
 
 
+def test_an_output_file_still_being_written_is_fetched_again_not_asked_again(
+    gavel, batch_server, tmp_path, api_key
+):
+    batch_server.partial_downloads = 2  # half of its lines, twice, then all of them
+    out = tmp_path / "p.jsonl"
+    done = gavel(*generate(batch_server, tmp_path, out))
+    assert done.returncode == 0, done.stderr
+    assert "still being written" in done.stderr
+    assert batch_server.created == 1 and batch_server.downloads == 3
+    assert_billed_once(batch_server)
+    assert len(lines(out)) == SAMPLES and not any(r.get("error") for r in lines(out))
+
+
 def test_a_batch_that_fails_as_a_whole_is_asked_again(gavel, batch_server, tmp_path, api_key):
     batch_server.fail_input = "The input file is not valid JSONL."
     done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "1"))
@@ -565,3 +578,14 @@ def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
     written = lines(out)
     assert len(written) == SAMPLES and not any(r.get("error") for r in written)
     assert_billed_once(batch_server)
+
+
+def test_a_lost_create_reply_on_a_server_that_cannot_list_batches_stops_the_run(
+    gavel, batch_server, tmp_path, api_key
+):
+    batch_server.list_status = {"/batches": 404}
+    batch_server.create_faults = ["drop"]
+    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "does not list its batches" in done.stderr and "may have made it" in done.stderr
+    assert batch_server.created == 1  # never a second batch blindly

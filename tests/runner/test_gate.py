@@ -310,3 +310,26 @@ def test_a_serialized_server_slower_than_the_timeout_at_full_concurrency_answers
     assert late and max(late) < (end - start) / 2, f"given up on, by arrival: {late}"
     assert len(late) < 40 and server.hits == 100 + summary.retries  # a retry each time-out
     assert model.rate_control.gates[0].limit.current <= 4
+
+
+@pytest.mark.parametrize("reset", ["1764633600", "99999h", "0s", "-1s", "soon"])
+def test_an_exhausted_limit_with_an_odd_reset_never_holds_the_run(
+    server, fake, api_key, tmp_path, monkeypatch, reset
+):
+    # Every reply: nothing left, and a reset that is a Unix time, nonsense or zero. gavel
+    # believes a reset up to MAX_RESET (10 minutes; 1 s here), then sends and asks again.
+    from gavel.runner import rate_headers
+
+    monkeypatch.setattr(rate_headers, "MAX_RESET", 1.0)
+    headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": reset}
+
+    def plan(body, number):
+        answer = fake._completion(body, number)
+        return fake.Fault(body=json.dumps(answer).encode(), headers=headers)
+
+    server.plan = plan
+    started = time.monotonic()
+    run(chat(server), requests(4), tmp_path / "pred.jsonl", concurrency=2)
+    took = time.monotonic() - started
+    each_once(tmp_path / "pred.jsonl", 4)
+    assert server.hits == 4 and took < 3 * 1.05 + 2.0, f"{took:.1f} s for 4 requests"

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from gavel.runner.rate_headers import GUARD_MIN, HeaderBudget, Limits, parse_duration
+from gavel.runner.rate_headers import (
+    GUARD_MIN,
+    MAX_RESET,
+    HeaderBudget,
+    Limits,
+    parse_duration,
+)
 
 
 @pytest.mark.parametrize(
@@ -132,3 +138,30 @@ def test_a_limit_that_refills_evenly_is_kept_to_as_well():
     allowed = 60 + 30 * 20
     assert accepted >= 0.9 * allowed, f"{accepted} of {allowed}"
     assert refused <= 0.02 * (accepted + refused), f"{refused} refused"
+
+
+@pytest.mark.parametrize(
+    "reset", ["99999h", "1764633600", "1e300", "86400", "0s", "0", "1.5s", "2m59.56s", "-3s"]
+)
+def test_an_exhausted_limit_never_holds_a_request_past_the_longest_reset(reset):
+    # Nothing left, and a reset of hours, a Unix time, nonsense or nothing at all.
+    headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": reset,
+               "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": reset}  # fmt: skip
+    budget = HeaderBudget()
+    budget.sent(0.0, 10.0)
+    budget.learn(0, Limits.read(headers))
+    wait = budget.wait(0.0, 10.0)
+    assert 0.0 <= wait <= MAX_RESET * 1.05 + GUARD_MIN
+    assert budget.wait(MAX_RESET * 1.05 + GUARD_MIN, 10.0) == 0.0  # then it goes
+
+
+@pytest.mark.parametrize(
+    "remaining", ["-1", "nan", "inf", "1e400", "lots", "", "3.5", "0", "999999999999"]
+)
+def test_odd_remaining_counts_are_read_or_ignored_never_raised(remaining):
+    limits = Limits.read({"x-ratelimit-remaining-requests": remaining,
+                          "x-ratelimit-reset-requests": "1s"})  # fmt: skip
+    budget = HeaderBudget()
+    budget.sent(0.0, 1.0)
+    budget.learn(0, limits)
+    assert 0.0 <= budget.wait(0.0, 1.0) <= 1.0 + GUARD_MIN + 0.05

@@ -22,9 +22,11 @@ Only when the server has neither is the step done, one attempt at a time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import click
 
 from gavel.batch.requests_file import ENDPOINT
 from gavel.errors import GavelError
@@ -41,6 +43,10 @@ LOOK_AFTER = (0.0, 1.0, 3.0)
 LOOK_AFTER_UPLOAD = (1.0,)
 #: Attempts a create or an upload gets in all.
 ATTEMPTS = 3
+#: Statuses with which a server (or a proxy in front of it) says it has no such listing, or
+#: not with these parameters: nothing is found there (said once), and a create whose reply is
+#: lost is then not sent again (:meth:`BatchClient.create`).
+UNLISTED = frozenset({400, 404, 405, 422, 501})
 #: The metadata keys that say a batch holds given requests of a given run: the run and the
 #: requests file's digest (not the part's name: a run whose state was lost numbers its rounds
 #: anew).
@@ -55,21 +61,29 @@ def tag(run: str, output: str, part: str, round_: int, sha256: str) -> dict[str,
 
 
 def _is_ours(batch: Any, wanted: Mapping[str, str], file_id: str | None) -> bool:
-    metadata = getattr(batch, "metadata", None) or {}
+    metadata = getattr(batch, "metadata", None)
+    metadata = metadata if isinstance(metadata, dict) else {}  # servers that keep none
     if metadata.get("gavel_run"):
         return all(metadata.get(key) == wanted.get(key) for key in TAG_KEYS)
-    return file_id is not None and batch.input_file_id == file_id
+    return file_id is not None and getattr(batch, "input_file_id", None) == file_id
+
+
+def _id(entry: Any) -> Any:
+    return getattr(entry, "id", None)
 
 
 class BatchClient:
     """``client`` is an ``openai.OpenAI`` (``OpenAIChatModel.batch_client()``)."""
 
-    def __init__(self, client: Any, redact=None, sleep=time.sleep):
+    def __init__(self, client: Any, redact=None, sleep=time.sleep, warn=None):
         self.client = client
         #: For the calls that must not be sent twice: one attempt each.
         self.once = client.with_options(max_retries=0)
         self.redact = redact or (lambda text: text)
         self.sleep = sleep
+        self.warn = warn or (lambda text: click.echo(f"warning: {self.redact(text)}", err=True))
+        #: The listings this server refused, with the status it answered.
+        self.unlisted: dict[str, int] = {}
 
     def _fail(self, what: str, error: Exception) -> GavelError:
         from gavel.runner.failures import classify
@@ -77,26 +91,56 @@ class BatchClient:
         cause = classify(error).cause
         return GavelError(self.redact(f"{what} at {self.client.base_url}: {cause}"))
 
-    def _listed(self, listing: Callable[[], Iterable[Any]], limit: int,
-                what: str) -> Iterator[Any]:  # fmt: skip
-        """The entries of a paginated listing (``listing()`` asks for the first page; the
-        iteration for the next ones), at most ``limit``; a server without the listing (404,
-        405) lists nothing."""
+    def _listed(self, listing: Callable[[], Any], limit: int, what: str) -> Iterator[Any]:
+        """The entries of a paginated listing (``listing()`` asks for the first page), at most
+        ``limit``, each once. Pages are followed while the server says there are more (an
+        absent ``has_more`` counts as more, as the ``openai`` client takes it) and stop at a
+        page that brings nothing new: a server that ignores ``after`` gives its first page
+        again and again. A server that has no such listing (:data:`UNLISTED`) lists nothing,
+        said once (:meth:`_unlisted`)."""
+        if what in self.unlisted:  # asked once, not again
+            return
+        seen: set[Any] = set()
         try:
-            for seen, entry in enumerate(listing()):
-                if seen >= limit:
+            page = listing()
+            while True:
+                fresh = [entry for entry in page.data or () if _id(entry) not in seen]
+                for entry in fresh:
+                    if len(seen) >= limit:
+                        return
+                    seen.add(_id(entry))
+                    yield entry
+                if not fresh or not page.has_next_page():
                     return
-                yield entry
+                page = page.get_next_page()
         except Exception as error:
-            if getattr(error, "status_code", None) in (404, 405):
+            status = getattr(error, "status_code", None)
+            if status in UNLISTED:
+                self._unlisted(what, status)
                 return
             raise self._fail(f"listing the {what} failed", error) from None
+
+    def _unlisted(self, what: str, status: int) -> None:
+        if what not in self.unlisted:
+            self.unlisted[what] = status
+            route = "batches" if what == "batches" else "files"
+            then = {
+                "batches": "a batch whose creation reply is lost cannot be found again (gavel "
+                "then stops rather than create it a second time)",
+            }.get(what, "a file whose upload reply is lost is uploaded again")
+            self.warn(f"GET {self.client.base_url}{route} answered HTTP {status}: this server "
+                      f"does not list its {what}; {then}")  # fmt: skip
 
     def find_file(self, name: str, size: int) -> str | None:
         """The id of an uploaded batch file named ``name`` of ``size`` bytes, or None."""
         listing = lambda: self.client.files.list(purpose="batch", limit=PAGE)  # noqa: E731
         for entry in self._listed(listing, SEARCH_FILES, "uploaded files"):
-            if entry.filename == name and entry.bytes == size and entry.status != "error":
+            if (
+                getattr(entry, "filename", None) == name
+                and getattr(entry, "bytes", None) == size
+                and getattr(entry, "purpose", None) in (None, "batch")  # a filter not applied
+                and getattr(entry, "status", None) not in ("error", "deleted")
+            ):
                 return entry.id
         return None
 
@@ -111,10 +155,11 @@ class BatchClient:
                 return batch
         return None
 
-    def _once(self, make, look, what: str, looks=LOOK_AFTER):
+    def _once(self, make, look, what: str, looks=LOOK_AFTER, blind=None):
         """``make()`` without repeating what the server already did: after a failed attempt,
         ``look()`` (after each pause of ``looks``) for what it may have made; ``(result,
-        found)``."""
+        found)``. When ``blind()`` says why nothing could be looked for, a lost reply is not
+        followed by another attempt: the error says so instead."""
         from gavel.runner.retry import is_retryable
 
         for attempt in range(1, ATTEMPTS + 1):
@@ -127,6 +172,9 @@ class BatchClient:
                     found = look()
                     if found is not None:
                         return found, True
+                why = blind() if blind is not None and is_retryable(error) else None
+                if why:
+                    raise GavelError(f"{self._fail(what, error)}; {why}") from None
                 if attempt == ATTEMPTS or not is_retryable(error):
                     raise self._fail(what, error) from None
         raise AssertionError("unreachable")  # pragma: no cover
@@ -152,12 +200,33 @@ class BatchClient:
         """The batch of ``file_id`` tagged ``metadata``, and whether it was found made (by an
         attempt whose reply was lost) rather than made now."""
 
-        def make() -> Any:
-            return self.once.batches.create(input_file_id=file_id, endpoint=ENDPOINT,
-                                            completion_window=WINDOW, metadata=metadata)  # fmt: skip
+        from gavel.runner.retry import status_of
 
-        look = lambda: self.find_batch(metadata, known=known)  # noqa: E731
-        return self._once(make, look, "creating the batch failed")
+        def make() -> Any:
+            send = lambda **tagged: self.once.batches.create(  # noqa: E731
+                input_file_id=file_id, endpoint=ENDPOINT, completion_window=WINDOW, **tagged
+            )
+            try:
+                return send(metadata=metadata)
+            except Exception as error:  # a server without batch metadata made nothing
+                if status_of(error) not in (400, 422) or "metadata" not in str(error).lower():
+                    raise
+            self.warn(f"{self.client.base_url}batches refused the batch's metadata: created "
+                      f"without it (found again after a lost reply by its input file "
+                      f"{file_id})")  # fmt: skip
+            return send()
+
+        def blind() -> str | None:
+            status = self.unlisted.get("batches")
+            if status is None:
+                return None
+            return (f"the server may have made it, and it cannot list its batches (GET "
+                    f"{self.client.base_url}batches answered HTTP {status}) for gavel to tell: "
+                    f"look for a batch of input file {file_id} on the server before running "
+                    "again (a rerun creates it again)")  # fmt: skip
+
+        look = lambda: self.find_batch(metadata, file_id, known)  # noqa: E731
+        return self._once(make, look, "creating the batch failed", blind=blind)
 
     def retrieve(self, batch_id: str) -> Any:
         try:

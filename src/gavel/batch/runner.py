@@ -32,7 +32,7 @@ import click
 
 from gavel.batch.client import BatchClient, tag
 from gavel.batch.merge import BatchAnswers, BatchRequestError, Merged, merge, read_outcomes
-from gavel.batch.poll import wait
+from gavel.batch.poll import counts, wait
 from gavel.batch.requests_file import (
     MAX_BYTES,
     MAX_REQUESTS,
@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from gavel.cost.budget import Budget
 
 FALLBACKS = ("batch", "online")
+#: Fetches of a batch's files at most while they hold fewer results than it reported.
+FETCHES = 5
 
 
 @dataclass(frozen=True)
@@ -271,13 +273,30 @@ class _Run:
         if not part.finished:
             self._wait(state, part)
         if not part.downloaded:
-            for file_id, path in ((part.output_file_id, part.output_path(self.folder)),
-                                  (part.error_file_id, part.errors_path(self.folder))):  # fmt: skip
-                if file_id:
-                    atomic_write_bytes(path, client.download(file_id))
+            self._download(part)
             part.downloaded = True
             self.save(state)
         return self.merge_part(state, part, keyed)
+
+    def _download(self, part: Part) -> None:
+        """The batch's output and error files, fetched again (up to :data:`FETCHES` times, a
+        poll interval apart) while they hold fewer lines than the server said it finished: a
+        server may say ``completed`` before its file is whole, and a missing line would be
+        asked, and paid for, again."""
+        files = [(file_id, path) for file_id, path in (
+            (part.output_file_id, part.output_path(self.folder)),
+            (part.error_file_id, part.errors_path(self.folder))) if file_id]  # fmt: skip
+        for fetch in range(1, FETCHES + 1):
+            got = 0
+            for file_id, path in files:
+                data = self.client.download(file_id)
+                atomic_write_bytes(path, data)
+                got += sum(1 for line in data.splitlines() if line.strip())
+            if got >= part.reported or fetch == FETCHES:
+                return
+            click.echo(f"batch {part.batch_id}: its files hold {got} of the {part.reported} "
+                       "results it reported; still being written: fetched again", err=True)  # fmt: skip
+            time.sleep(self.settings.poll)
 
     def _wait(self, state: BatchState, part: Part) -> None:
         seen: list[str] = []
@@ -297,6 +316,8 @@ class _Run:
                 f"with `gavel batch cancel {self.out}`"
             ) from None
         part.status, part.finished = batch.status, True
+        done, failed, _ = counts(batch)
+        part.reported = done + failed
         if batch.status == "cancelled" and seen[0] not in ("cancelling", "cancelled"):
             self.cancelled = part.batch_id  # by someone else while this run waited
         part.output_file_id = batch.output_file_id

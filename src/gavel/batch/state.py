@@ -50,6 +50,9 @@ class Part(msgspec.Struct, omit_defaults=True):
     status: str | None = None
     output_file_id: str | None = None
     error_file_id: str | None = None
+    #: Requests the server said it finished (completed and failed) when the batch ended: the
+    #: lines its output and error files must hold together.
+    reported: int = 0
     #: The batch's own errors when it failed as a whole (an invalid input file).
     errors: list[str] = msgspec.field(default_factory=list)
     #: The batch reached a terminal status and its file ids above are recorded with it.

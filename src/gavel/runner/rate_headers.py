@@ -45,6 +45,10 @@ GUARD_SHARE = 0.05
 GUARD_MIN = 0.01
 #: Requests kept in the log before any reply has said how long its window is.
 KEEP = 4096
+#: The longest reset believed, in seconds (OpenAI documents ``6m0s`` for tokens): a reset of
+#: hours (a daily limit), a Unix time where a duration belongs, or nonsense would otherwise
+#: hold the run that long; past it a request is sent, and its reply says again what is left.
+MAX_RESET = 600.0
 
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -94,7 +98,10 @@ class Limits:
         for kind in ("requests", "tokens"):
             remaining = _count(headers.get(f"x-ratelimit-remaining-{kind}"))
             reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}"))
-            found.append(None if remaining is None or reset is None else (remaining, reset))
+            if remaining is None or reset is None:
+                found.append(None)
+            else:
+                found.append((remaining, min(reset, MAX_RESET)))
         if found == [None, None]:
             return None
         return cls(*found)
