@@ -61,6 +61,7 @@ SLOW_MODULES = frozenset(
 )
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may be absent
 def pytest_xdist_auto_num_workers(config) -> int | None:
     """``-n auto``: one worker per CPU this process may use, hyperthreads included (xdist would
     count physical cores only; the tests mostly wait on subprocesses and sockets)."""
