@@ -16,6 +16,72 @@ import pytest
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+# --- the fast tier and parallel runs (README: Developing) ------------------------------------
+
+#: Test modules in the slow tier, which ``pytest -m "not slow"`` leaves out (every test stays in
+#: the default run): the modules whose tests together took 12 s or more in a measured run, and
+#: those that drive a browser, a local Ray cluster, llama-server or torch models. Their tests
+#: start real servers, browsers, clusters, installs and kill-and-rerun cycles, or train and load
+#: models: seconds a test, where most of the suite takes milliseconds.
+SLOW_MODULES = frozenset(
+    {
+        "annotate/test_browser.py",
+        "batch/test_judge_batch.py",
+        "batch/test_runner.py",
+        "benchmarks/videohallucer/test_scoring.py",
+        "cli/test_config_file.py",
+        "cli/test_demo.py",
+        "cli/test_failures.py",
+        "cli/test_generate.py",
+        "cli/test_generate_hf.py",
+        "cli/test_judge_agreement.py",
+        "cli/test_malformed_inputs.py",
+        "cli/test_report.py",
+        "cli/test_score_judge.py",
+        "cli/test_synth_generate.py",
+        "integrations/test_inspect_log.py",
+        "integrations/test_inspect_tasks.py",
+        "integrations/test_lmms_eval_task.py",
+        "judge/test_calibration.py",
+        "models/test_hf.py",
+        "models/test_llama_server.py",
+        "models/test_real_servers.py",
+        "models/test_scene.py",
+        "report/test_browser.py",
+        "report/test_html.py",
+        "runner/test_gate.py",
+        "runner/test_generate_cli.py",
+        "runner/test_ray_data.py",
+        "runner/test_ray_executor.py",
+        "runner/test_ray_served.py",
+        "sources/test_hub.py",
+        "train/test_launch.py",
+        "train/test_trainer.py",
+    }
+)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may be absent
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """``-n auto``: one worker per CPU this process may use, hyperthreads included (xdist would
+    count physical cores only; the tests mostly wait on subprocesses and sockets)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist reads it
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def pytest_collection_modifyitems(config, items: list[pytest.Item]) -> None:
+    """Marks the tests of :data:`SLOW_MODULES` ``slow``."""
+    root = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            relative = item.path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if relative in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_answer_cache(tmp_path_factory) -> None:
     """Every test (and every command it starts) caches answers in a folder of its own run,
