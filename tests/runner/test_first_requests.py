@@ -171,3 +171,25 @@ def test_alike_refusals_after_an_answer_are_the_samples_own(server, fake, api_ke
     )  # fmt: skip
     summary = run(chat(server.url), requests(30), tmp_path / "p.jsonl", concurrency=1)
     assert (summary.answered, summary.errors, server.hits) == (30, 29, 30)
+
+
+@pytest.mark.parametrize("fault", ["unknown model", "alike 500"])
+def test_a_rerun_after_a_stop_asks_new_samples_first_and_stops_as_soon(
+    server, fake, api_key, tmp_path, fault
+):
+    """The samples an earlier run failed are asked last: their refusals do not count towards
+    the stop, so asked first they would let every rerun send more than the one before."""
+    refusal = {
+        "unknown model": lambda: fake.unknown_model("m"),
+        "alike 500": lambda: fake.Fault(status=500, message="image input is not supported"),
+    }[fault]
+    server.plan = lambda body, number: refusal()
+    out = tmp_path / "p.jsonl"
+    sent = []
+    for _ in range(3):
+        before = server.hits
+        with pytest.raises(RunAborted):
+            run(chat(server.url), requests(40), out, concurrency=1)
+        sent.append(server.hits - before)
+    assert sent == [SAME_REFUSALS] * 3, sent
+    assert len({line["id"] for line in lines(out)}) == len(lines(out))  # one line a sample

@@ -63,7 +63,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -306,7 +306,7 @@ async def run_async(
     written: set[str] = set()
     remaining = None if total is None else max(total - len(seen), 0)
     started = time.perf_counter()
-    iterator = iter(requests)
+    iterator = _earlier_errors_last(requests, taken)
     handle = AppendFile(out)
     bar = _Bar(model.name, remaining, progress, control.describe if control else None)
     last_sync = time.monotonic()
@@ -401,6 +401,21 @@ def run_sync(model: Model, requests: Iterable[Request], out: str | Path, **optio
         return asyncio.run(run_async(model, requests, out, summary=summary, **options))
     except KeyboardInterrupt:
         raise RunInterrupted(Path(out), summary) from None
+
+
+def _earlier_errors_last(
+    requests: Iterable[Request], earlier: Collection[str]
+) -> Iterator[Request]:
+    """``requests`` with the samples an earlier run failed moved to the end: their refusals do
+    not count towards the stop on the first requests, so a rerun after a wrong model or key
+    asks samples not yet asked first and stops after as few requests as the first run did."""
+    later = []
+    for request in requests:
+        if request.sample_id in earlier:
+            later.append(request)
+        else:
+            yield request
+    yield from later
 
 
 class _Runner:
