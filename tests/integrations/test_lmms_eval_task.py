@@ -600,3 +600,46 @@ def test_a_hub_named_task_reads_the_rows_images_and_refuses_another_commit(
         assert task.doc_to_text(doc) == task._requests[doc["id"]].prompt
     with pytest.raises(GavelError, match=r"gavel-eval/synth.*another commit"):
         task.process_docs(rows.select(range(len(rows) - 1)))
+
+
+def test_videohallucer_hub_rows_are_pairs_asked_as_two_questions(
+    saved, lmms_path, exported, scored_by_gavel, gavel_main, videohallucer_hub, tmp_path
+):
+    """A VideoHallucer Hub dataset of pair rows (videos embedded, as gavel's Parquet layout
+    reads them) exported with ``--hub-dataset``: lmms-eval's task object makes two documents
+    of each row, with gavel's question ids, gives the model the frames ``gavel generate``
+    sends (those of the documents export), and scores as ``gavel score``."""
+    import numpy as np
+
+    answers = saved["videohallucer"]
+    repo, hub = videohallucer_hub
+    _prepared_by_datasets(repo, hub.removeprefix("hf:"), tmp_path / "hf-datasets")
+    out = tmp_path / "vh-hub"
+    code, text = gavel_main("export", "lmms-eval", out, "--benchmark", "videohallucer",
+                            "--data", hub, "--hub-dataset")  # fmt: skip
+    assert code == 0, text
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, str(out), f"{TASK['videohallucer']}={answers.predictions}"],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])[TASK["videohallucer"]]
+    expected = scored_by_gavel("videohallucer", answers.data, answers.predictions,
+                               tmp_path / "e.json")  # fmt: skip
+    for metric, name in HEADLINE["videohallucer"].items():
+        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+    import datasets
+
+    rows = datasets.load_dataset(str(tmp_path / "named" / "videohallucer-synth"), split="test")
+    docs = _exported_task(out / "videohallucer").process_docs(rows)
+    assert len(docs) == 2 * len(rows) == len(answers.by_message)
+    by_id = {json.loads(line)["id"]: json.loads(line) for line in
+             (exported / "videohallucer" / "docs.jsonl").read_text().splitlines()}  # fmt: skip
+    assert sorted(doc["id"] for doc in docs) == sorted(by_id)
+    hub_task = _exported_task(out / "videohallucer")
+    local_task = _exported_task(exported / "videohallucer")
+    for doc in docs.select(range(3)):
+        frames = [np.asarray(f) for f in hub_task.doc_to_visual(doc)]
+        own = [np.asarray(f) for f in local_task.doc_to_visual(by_id[doc["id"]])]
+        assert len(frames) == len(own) >= 8
+        assert all(np.array_equal(a, b) for a, b in zip(frames, own, strict=True)), doc["id"]
