@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from gavel.errors import GavelError
+from gavel.errors import ConfigError, GavelError
 from gavel.integrations import _gavel_api as api
 from gavel.integrations.lmms_eval_hub import MEDIUM, HubRows, documents, hub_rows
 from gavel.io.files import write_together
@@ -218,7 +218,11 @@ def _hub_rows(benchmark: str, data: str, hub: str | None, name: str) -> tuple[st
         if not name:
             raise GavelError(f"--hub-dataset: {data} is a Parquet folder; name the Hub "
                              "repository it is pushed to: --hub-dataset OWNER/NAME[@REVISION]")  # fmt: skip
-        hub = str(parse_hub(HUB_PREFIX + name))
+        try:
+            hub = str(parse_hub(HUB_PREFIX + name))
+        except ConfigError:
+            raise ConfigError(f"--hub-dataset {name!r}: expected OWNER/NAME[@REVISION], the "
+                              "repository the folder is pushed to") from None  # fmt: skip
     else:
         raise GavelError(f"--hub-dataset: {data} is not Hub data (hf:OWNER/NAME) nor a Parquet "
                          "dataset folder (gavel data convert)")  # fmt: skip
