@@ -141,28 +141,25 @@ def scored_by_gavel():
 
 
 @pytest.fixture
-def gavel_parquet(saved, gavel_main, tmp_path, monkeypatch) -> tuple[Path, str]:
+def gavel_parquet(saved, gavel_main, offline_hub, tmp_path) -> tuple[Path, str]:
     """The saved GAVEL data as a Parquet folder (``gavel data convert``) and as the Hub
     dataset ``hf:gavel-eval/synth`` in a Hugging Face cache made here (tests/sources' fake
     cache, offline), with a fresh gavel data cache."""
     repo = tmp_path / "repo"
     run_gavel("data", "convert", saved["gavel"].data, repo)
-    _sources().HubCache(tmp_path / "hf-cache").add("gavel-eval/synth", repo, "b" * 40)
-    _offline_caches(tmp_path, monkeypatch)
+    offline_hub.add("gavel-eval/synth", repo, "b" * 40)
     return repo, "hf:gavel-eval/synth"
 
 
 @pytest.fixture
-def videohallucer_hub(saved, tmp_path, monkeypatch) -> tuple[Path, str]:
+def videohallucer_hub(saved, offline_hub, tmp_path) -> tuple[Path, str]:
     """The saved VideoHallucer data as Parquet rows of pairs, videos embedded, and as the Hub
     dataset ``hf:gavel-eval/videohallucer-synth`` in a Hugging Face cache made here."""
-    sources = _sources()
     repo = tmp_path / "vh-repo"
-    sources.videohallucer_parquet(
+    _sources().videohallucer_parquet(
         saved["videohallucer"].data, repo / "data" / "test-00000-of-00001.parquet"
     )
-    sources.HubCache(tmp_path / "hf-cache").add("gavel-eval/videohallucer-synth", repo, "c" * 40)
-    _offline_caches(tmp_path, monkeypatch)
+    offline_hub.add("gavel-eval/videohallucer-synth", repo, "c" * 40)
     return repo, "hf:gavel-eval/videohallucer-synth"
 
 
@@ -178,7 +175,11 @@ def _sources():
     return sources
 
 
-def _offline_caches(tmp_path: Path, monkeypatch) -> None:
+@pytest.fixture
+def offline_hub(tmp_path, monkeypatch):
+    """An empty Hugging Face cache made here (tests/sources' ``HubCache``), offline, and a
+    fresh gavel data cache."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("GAVEL_CACHE_DIR", str(tmp_path / "gavel-cache"))
+    return _sources().HubCache(tmp_path / "hf-cache")

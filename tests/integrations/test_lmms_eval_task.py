@@ -643,3 +643,39 @@ def test_videohallucer_hub_rows_are_pairs_asked_as_two_questions(
         own = [np.asarray(f) for f in local_task.doc_to_visual(by_id[doc["id"]])]
         assert len(frames) == len(own) >= 8
         assert all(np.array_equal(a, b) for a, b in zip(frames, own, strict=True)), doc["id"]
+
+
+def test_detailverify_hub_rows_with_images_as_repository_files(
+    saved, lmms_path, scored_by_gavel, gavel_main, offline_hub, tmp_path
+):
+    """DetailVerifyBench as published: JSON Lines rows whose images are files of the repository
+    (no bytes in the row). Exported with ``--hub-dataset``, lmms-eval's task object ids each
+    row by its file name, gives gavel's copy of its image, and scores as ``gavel score``."""
+    answers = saved["detailverify"]
+    repo = tmp_path / "dvb-repo"
+    shutil.copytree(answers.data.parent / "images", repo / "images")
+    (repo / "data").mkdir()
+    shutil.copy(answers.data, repo / "data" / "real_test.jsonl")
+    (repo / "README.md").write_text(
+        "---\nconfigs:\n- config_name: real_test\n  data_files:\n  - split: test\n"
+        "    path: data/real_test.jsonl\n---\n"
+    )
+    hub = "hf:gavel-eval/dvb-synth"
+    offline_hub.add(hub.removeprefix("hf:"), repo, "d" * 40)
+    _prepared_by_datasets(repo, hub.removeprefix("hf:"), tmp_path / "hf-datasets")
+    out = tmp_path / "dvb-hub"
+    code, text = gavel_main("export", "lmms-eval", out, "--benchmark", "detailverify",
+                            "--data", hub, "--hub-dataset")  # fmt: skip
+    assert code == 0, text
+    yaml_text = (out / "detailverify" / "gavel_detailverify.yaml").read_text()
+    assert "dataset_name: real_test\n" in yaml_text and "test_split: test\n" in yaml_text
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, str(out), f"{TASK['detailverify']}={answers.predictions}"],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])[TASK["detailverify"]]
+    expected = scored_by_gavel("detailverify", answers.data, answers.predictions,
+                               tmp_path / "e.json")  # fmt: skip
+    for metric, name in HEADLINE["detailverify"].items():
+        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
