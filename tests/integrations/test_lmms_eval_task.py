@@ -521,6 +521,23 @@ def _prepared_by_datasets(repo: Path, name: str, cache: Path) -> None:
     (cache / short).rename(cache / f"{owner}___{short}")
 
 
+def _aggregates_as_gavel_score(answers, out: Path, lmms_path: Path, scored_by_gavel,
+                               tmp_path: Path) -> None:  # fmt: skip
+    """lmms-eval's task object of ``answers``' benchmark exported into ``out``, run on the
+    saved answers (:data:`AGGREGATE`): each metric equals ``gavel score``'s."""
+    task = TASK[answers.benchmark]
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, str(out), f"{task}={answers.predictions}"],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])[task]
+    expected = scored_by_gavel(answers.benchmark, answers.data, answers.predictions,
+                               tmp_path / "e.json")  # fmt: skip
+    for metric, name in HEADLINE[answers.benchmark].items():
+        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+
+
 @pytest.fixture
 def hub_named(saved, gavel_main, gavel_parquet, tmp_path) -> Path:
     """The GAVEL task exported from ``hf:gavel-eval/synth`` with ``--hub-dataset``, and the
@@ -618,16 +635,7 @@ def test_videohallucer_hub_rows_are_pairs_asked_as_two_questions(
     code, text = gavel_main("export", "lmms-eval", out, "--benchmark", "videohallucer",
                             "--data", hub, "--hub-dataset")  # fmt: skip
     assert code == 0, text
-    done = subprocess.run(
-        [sys.executable, "-c", AGGREGATE, str(out), f"{TASK['videohallucer']}={answers.predictions}"],
-        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])[TASK["videohallucer"]]
-    expected = scored_by_gavel("videohallucer", answers.data, answers.predictions,
-                               tmp_path / "e.json")  # fmt: skip
-    for metric, name in HEADLINE["videohallucer"].items():
-        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+    _aggregates_as_gavel_score(answers, out, lmms_path, scored_by_gavel, tmp_path)
     import datasets
 
     rows = datasets.load_dataset(str(tmp_path / "named" / "videohallucer-synth"), split="test")
@@ -669,13 +677,4 @@ def test_detailverify_hub_rows_with_images_as_repository_files(
     assert code == 0, text
     yaml_text = (out / "detailverify" / "gavel_detailverify.yaml").read_text()
     assert "dataset_name: real_test\n" in yaml_text and "test_split: test\n" in yaml_text
-    done = subprocess.run(
-        [sys.executable, "-c", AGGREGATE, str(out), f"{TASK['detailverify']}={answers.predictions}"],
-        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])[TASK["detailverify"]]
-    expected = scored_by_gavel("detailverify", answers.data, answers.predictions,
-                               tmp_path / "e.json")  # fmt: skip
-    for metric, name in HEADLINE["detailverify"].items():
-        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+    _aggregates_as_gavel_score(answers, out, lmms_path, scored_by_gavel, tmp_path)
