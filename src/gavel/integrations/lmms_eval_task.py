@@ -543,7 +543,7 @@ class GavelTask:
             "box_format": asked.box_format,
         }
         first = self._first_image(doc) if asked.min_pixels and asked.max_pixels else None
-        if first:
+        if first and asked.min_pixels and asked.max_pixels:
             # resized-pixel: the model's boxes are pixels of the image resized in its window.
             from PIL import Image
 
