@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gavel.api.settings import command_context, command_values
 from gavel.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import click
 
 
@@ -52,7 +54,8 @@ def invoke(ctx: click.Context, values: dict[str, Any]) -> None:
 
     try:
         with ctx:
-            ctx.invoke(ctx.command.callback, **values)
+            # click types a command's body optional; every gavel command has one.
+            ctx.invoke(cast("Callable[..., Any]", ctx.command.callback), **values)
     except click.exceptions.Exit as stop:  # a run that ends early on purpose (nothing sent)
         if stop.exit_code:
             raise ConfigError(f"gavel {ctx.command.name} stopped (exit {stop.exit_code})") from None

@@ -152,7 +152,7 @@ def read_answer(model: Any, outcome: Outcome, sent: tuple[int, int] | None, requ
     if outcome.error is not None or outcome.status is None:
         said = _error_text(outcome.error) if outcome.error is not None else "no response"
         raise BatchRequestError(f"the batch failed this request: {said}")
-    inner = model.inner if isinstance(model, ValidatingModel) else model
+    inner: Any = model.inner if isinstance(model, ValidatingModel) else model
     answer = inner.answer_of(outcome.body, sent)
     if isinstance(model, ValidatingModel):
         valid = model.accept(answer.text, request) if model.with_request else model.accept(

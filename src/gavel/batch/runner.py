@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -300,6 +300,7 @@ class _Run:
 
     def _wait(self, state: BatchState, part: Part) -> None:
         seen: list[str] = []
+        batch_id = cast(str, part.batch_id)  # drive() waits only once the batch is created
 
         def record(batch: Any) -> None:
             seen.append(batch.status)
@@ -307,7 +308,7 @@ class _Run:
             self.save(state)
 
         try:
-            batch = wait(lambda: self.client.retrieve(part.batch_id), f"batch {part.batch_id}",
+            batch = wait(lambda: self.client.retrieve(batch_id), f"batch {part.batch_id}",
                          part.count, self.settings.poll, self.progress, record)  # fmt: skip
         except KeyboardInterrupt:
             raise BatchInterrupted(
@@ -456,17 +457,17 @@ def run_batch(
             summary.re_asked += len(remaining)
             import asyncio
 
-            part = AsyncRunSummary(model=model.name)
+            asked = AsyncRunSummary(model=model.name)
             asyncio.run(run_async(model, remaining, out, cache=run.cache, progress=progress,
-                                  retry_errors=False, summary=part, **(online or {})))  # fmt: skip
-            summary.add(part)
+                                  retry_errors=False, summary=asked, **(online or {})))  # fmt: skip
+            summary.add(asked)
         elif remaining:
             reason = BatchRequestError(f"not answered in {rounds} batch round(s)")
             run._write_with(remaining, {}, {r.sample_id: _final_error(failures.get(r.sample_id, reason))
                                             for r in remaining})  # fmt: skip
         if budget is not None:  # held back by a round, yet maybe sent by a later one
             budget.reached = bool(held)
-        if held and summary.stopped is None:
+        if held and budget is not None and summary.stopped is None:
             summary.stopped = budget.batch_message(out, len(held))
     finally:
         summary.seconds = time.perf_counter() - started

@@ -87,7 +87,7 @@ def batch_window(model, executor: str) -> int:
     return max(window, RAY_REQUESTS_PER_TASK) if executor == "ray" else window
 
 
-def batching_settings(model, window: int) -> dict[str, object]:
+def batching_settings(model, window: int | None) -> dict[str, object]:
     """How requests were grouped, for the manifest (batches pad, and padding can move
     floating-point results a little, so the grouping is part of what made the answers)."""
     return {
@@ -301,15 +301,15 @@ def generate(benchmark: str, data_file: Path, spec: str, out: Path, preset: str 
     failure_limit = MaxFailures.parse(max_failures) if max_failures is not None else None
     family = get_preset(preset) if preset else None
     remote = spec.startswith("openai:")
-    options = {
+    options: dict[str, Any] = {
         "base_urls": base_urls, "api_key_env": api_key_env, "max_tokens": max_tokens,
         "temperature": temperature,
         "box_format": family.box_format if family else None,
         "max_image_side": family.max_image_side if family else None,
     }  # fmt: skip
     # Options only some models take go to them only when given.
-    given = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
-    options |= {k: v for k, v in given if v is not None}
+    taken = (("device", device), ("dtype", dtype), ("batch_size", batch_size), ("timeout", timeout))
+    options |= {k: v for k, v in taken if v is not None}
     if no_model_check:
         options["model_check"] = False
     if extra_body is not None:
@@ -452,7 +452,7 @@ def _judge_the_outcome(summary, out: Path) -> None:
         )
 
 
-def _placement_timeout(seconds: float | None) -> dict[str, float]:
+def _placement_timeout(seconds: float | None) -> dict[str, Any]:
     """``run_ray``'s ``placement_timeout`` when given (else its own default)."""
     return {} if seconds is None else {"placement_timeout": seconds}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -38,7 +39,7 @@ from gavel.sources import resolve_data
 
 
 def write_run(
-    out: Path, result: Result, scores: list[Score], ledger_entry: dict | None = None
+    out: Path, result: Result, scores: Sequence[Score], ledger_entry: dict | None = None
 ) -> Path:
     """Write a run's files as one change: per-sample scores, the judge's ledger line, then
     results.json naming the SHA-256 of each (io.files.write_together, io.run_files).

@@ -466,7 +466,8 @@ def calibrate(
     fit_qwk: dict[str, float] = {}
     for rubric in RUBRICS:
         mask = fit_set.rubric_mask(rubric)
-        sims = [s for s, m in zip(fit_set.similarity, mask, strict=True) if m]
+        # The mask keeps only decided predictions, whose similarity is never None.
+        sims = [s for s, m in zip(fit_set.similarity, mask, strict=True) if m and s is not None]
         refs = [r for r, m in zip(fit_set.reference, mask, strict=True) if m]
         thresholds[rubric], fit_qwk[rubric] = fit_thresholds(sims, refs)
         naive[rubric] = evenly_spaced(sims)

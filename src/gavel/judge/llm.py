@@ -216,7 +216,7 @@ class LLMJudge:
         summary = AsyncRunSummary(model=self.name)
         total = len(requests)
         if self.budget is not None:  # --max-cost: no request once the ledger reaches it
-            requests = self.budget.limit(requests, summary)  # type: ignore[assignment]
+            requests = self.budget.limit(requests, summary)
         try:
             return asyncio.run(
                 run_async(

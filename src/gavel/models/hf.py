@@ -174,7 +174,7 @@ class HFModel:
         self.model.to(self.device)
         self.model.eval()
 
-        self.tokenizer = getattr(self.processor, "tokenizer", None)
+        self.tokenizer: Any = getattr(self.processor, "tokenizer", None)
         if self.tokenizer is None:
             raise ConfigError(f"hf: the processor of {source!r} has no tokenizer")
         template = getattr(self.processor, "chat_template", None) or getattr(

@@ -223,7 +223,7 @@ _KEY_VALUE = re.compile(
 def _unfinished_object_verdict(body: str) -> bool | None:
     """Rule 1 for an object the token limit cut off: ``{"hallucination": true, "expl`` still
     states its verdict. Only keys whose value is complete count, in rule 1's key order."""
-    found = {}
+    found: dict[str, str] = {}
     for match in _KEY_VALUE.finditer(body):
         found.setdefault(match.group(1).lower(), match.group(2).strip('"'))
     value = {key: True if v == "true" else False if v == "false" else v for key, v in found.items()}

@@ -298,8 +298,11 @@ async def run_async(
     taken = take_errors(out) if retry_errors else {}
     summary.errors_retried = len(taken)
     seen = completed_ids(out)
-    own_cache = cache is not None and not isinstance(cache, AnswerCache)
-    store = AnswerCache(cache) if own_cache else cache  # type: ignore[arg-type]
+    store: AnswerCache | None
+    if cache is None or isinstance(cache, AnswerCache):
+        own_cache, store = False, cache
+    else:
+        own_cache, store = True, AnswerCache(cache)
     runner = _Runner(model, store, policy, failure_budget, timeout, summary)
     runner.outage_limit = outage_limit
     runner.retried = set(taken)

@@ -154,8 +154,8 @@ class AnswerCache:
         text, usage, sent, given, finish_reason = row
         return Answer(
             text,
-            sent_size=tuple(json.loads(sent)) if sent else None,  # type: ignore[arg-type]
-            input_size=tuple(json.loads(given)) if given else None,  # type: ignore[arg-type]
+            sent_size=tuple(json.loads(sent)) if sent else None,
+            input_size=tuple(json.loads(given)) if given else None,
             usage=json.loads(usage),
             finish_reason=finish_reason,
         )

@@ -110,7 +110,9 @@ def preprocess(
             parts.append({"type": "image_url", "image_url": {"url": url}})
             sent = sent or list(size)
     parts.append({"type": "text", "text": request.prompt})
-    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages: list[dict[str, Any]] = (
+        [{"role": "system", "content": request.system}] if request.system else []
+    )
     messages.append({"role": "user", "content": parts})
     return {
         "messages": messages,
