@@ -9,10 +9,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 #: Each public name and the module that defines it.
 _EXPORTS = {
+    "__version__": "gavel.version",
     "Benchmark": "gavel.api.benchmarks",
     "benchmark": "gavel.api.benchmarks",
     "benchmark_names": "gavel.api.benchmarks",
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     from gavel.api.synthesis import synthesize
     from gavel.errors import ConfigError, DataError, GavelError
     from gavel.records import Prediction, Score
+    from gavel.version import __version__
 
 
 def __getattr__(name: str) -> Any:

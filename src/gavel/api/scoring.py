@@ -117,7 +117,7 @@ def _score(values: dict[str, Any], judge: Any = None) -> Result:
     from gavel.cli.benchmark_flags import benchmark_values, make_selection
     from gavel.cli.score import evaluate_run, run_name
     from gavel.errors import GavelError
-    from gavel.integrations.inspect_log import is_inspect_log
+    from gavel.io.formats.inspect_log import is_inspect_log
     from gavel.sources import resolve_data
 
     benchmark, predictions, out = values.pop("benchmark"), values.pop("predictions"), values["out"]

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import click
 
@@ -44,16 +44,29 @@ from gavel.batch.requests_file import (
 from gavel.batch.state import BatchState, Part, batch_folder, load_state, run_tag, save_state
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes
-from gavel.models.base import Request
+from gavel.requests import Request
 from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, drop_errors, run_async
 from gavel.runner.cache import AnswerCache, model_identity
-from gavel.runner.failures import classify
 from gavel.runner.local import completed_ids
-from gavel.runner.retry import InvalidResponseError
-from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+from gavel.runner.validating import ValidatingModel
+from gavel.transport.failures import InvalidAnswerError, classify
+from gavel.transport.retry import InvalidResponseError
 
-if TYPE_CHECKING:
-    from gavel.cost.budget import Budget
+
+class Budget(Protocol):
+    """What a batch run asks of the spending limit its caller hands it (the command's
+    :class:`gavel.cost.budget.Budget`): the cost package reads batch folders, so the batch
+    runner knows a budget only by these."""
+
+    #: This run's spend so far, as the batches report it (set by the run).
+    summary: Any
+    #: Whether a round held requests back (set by the run).
+    reached: bool
+
+    def fitting(self, requests: Iterable[Request]) -> list[Request]: ...
+
+    def batch_message(self, out: Path, held: int) -> str: ...
+
 
 FALLBACKS = ("batch", "online")
 #: Fetches of a batch's files at most while they hold fewer results than it reported.

@@ -21,8 +21,8 @@ from gavel.cli.benchmark_flags import (
 from gavel.cli.options import FiniteFloat, bootstrap_type, concurrency_type, json_object, seed_type
 from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import ConfigError, GavelError
-from gavel.integrations.inspect_log import is_inspect_log, reading_epoch
 from gavel.io.files import append_line, write_together
+from gavel.io.formats.inspect_log import is_inspect_log, reading_epoch
 from gavel.io.run_files import (
     LEDGER_ENTRY,
     file_sha256,

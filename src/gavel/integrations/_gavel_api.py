@@ -23,8 +23,8 @@ from typing import Any
 import msgspec
 
 from gavel.errors import ConfigError
-from gavel.models.base import Capabilities, Request
 from gavel.records import Prediction, Result, Score
+from gavel.requests import Capabilities, Request
 from gavel.selection import ALL, Selection
 
 #: The benchmarks the integrations offer, by gavel's names for them.

@@ -27,8 +27,8 @@ from inspect_ai.solver import Generate, TaskState, generate, solver
 
 from gavel.integrations import _gavel_api as api
 from gavel.integrations import inspect_epochs, inspect_judge
-from gavel.integrations.inspect_log import PREDICTION_KEY, finish_reason
-from gavel.models.base import Request
+from gavel.io.formats.inspect_log import PREDICTION_KEY, finish_reason
+from gavel.requests import Request
 
 #: The sample ids each task has asked, by the task's key. A sample inspect could not answer
 #: has no score, so its metrics alone would drop it; it was asked, and gavel counts it (as

@@ -491,7 +491,7 @@ class GavelTask:
 
         from PIL import Image
 
-        from gavel.models.base import Request
+        from gavel.requests import Request
 
         parts, _ = self._builder.content(Request("frames", self.benchmark, "", images=(video,)))
         frames = []

@@ -39,7 +39,7 @@ from gavel.errors import ConfigError, GavelError
 from gavel.media.frames import sample_frames
 from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.sampling import sampling_from_options
-from gavel.models.base import Answer, Capabilities, Request
+from gavel.requests import Answer, Capabilities, Request
 
 log = logging.getLogger(__name__)
 

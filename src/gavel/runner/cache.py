@@ -28,7 +28,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from gavel.models.base import Answer, Model, Request
+from gavel.requests import Answer, Model, Request
 
 #: Bumped when the key's layout changes, so old entries can never be mistaken for new ones.
 KEY_VERSION = 1

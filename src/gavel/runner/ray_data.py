@@ -33,8 +33,8 @@ from PIL import Image
 from gavel.errors import GavelError
 from gavel.media.image_urls import data_url, encode_image, fit_within
 from gavel.media.sampling import sampling_from_options
-from gavel.models.base import Request
 from gavel.records import Prediction
+from gavel.requests import Request
 from gavel.runner.local import completed_ids
 
 #: Suffixes sent as a video's sampled frames (as the OpenAI-compatible adapter does).

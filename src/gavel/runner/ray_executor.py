@@ -20,7 +20,7 @@ others back for a while but never makes memory grow. A resumed file has the earl
 first, then the new ones in input order, which is why a file is only guaranteed to hold the same
 lines as a local run, not in the same order; ``latency_s`` differs run to run, as always.
 
-Requests must be picklable (:class:`gavel.models.base.Request` is) and the files they name
+Requests must be picklable (:class:`gavel.requests.Request` is) and the files they name
 (images, videos) must be readable at the same paths on every node that runs an actor.
 
 Each actor asks for ``cpus_per_worker`` CPUs and ``gpus_per_worker`` GPUs (fractions allowed:
@@ -34,9 +34,9 @@ A served model (``openai:``) is asked as the in-process async runner asks it: ea
 the model's ``preflight`` (``GET /models``) once before the first batch, then asks request after
 request through :mod:`gavel.runner.async_runner`'s retries, backoff, outage wait and error
 classification, so the error lines carry the server's words and ``error_kind``. The driver
-counts alike refusals (:class:`gavel.runner.failures.Refusal`) over the lines in the order it
+counts alike refusals (:class:`gavel.transport.failures.Refusal`) over the lines in the order it
 writes them, until the first answer: when the first
-:data:`gavel.runner.async_runner.SAME_REFUSALS` lines (one when the server's list lacked the
+:data:`gavel.transport.failures.SAME_REFUSALS` lines (one when the server's list lacked the
 model) are all refused alike the run stops with :class:`RunStopped` and the same message as
 the in-process runner, the lines written kept and the batches in flight not written. A replica
 also stops asking within a batch once its own first requests reach that count.
@@ -57,8 +57,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gavel.errors import ConfigError, GavelError
-from gavel.models.base import BatchModel, Model, Request, ServedModel
-from gavel.runner.failures import Refusal
+from gavel.requests import BatchModel, Model, Request, ServedModel
 from gavel.runner.local import RunSummary, _progress, completed_ids
 from gavel.runner.ray_resources import (
     PLACEMENT_TIMEOUT_S,
@@ -67,6 +66,7 @@ from gavel.runner.ray_resources import (
     reserve,
     workers_that_fit,
 )
+from gavel.transport.failures import Refusal
 
 log = logging.getLogger(__name__)
 

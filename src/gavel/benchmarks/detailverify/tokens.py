@@ -14,6 +14,7 @@ import msgspec
 import numpy as np
 
 from gavel.benchmarks.detailverify.data import DetailVerifySample
+from gavel.benchmarks.echo import echo_filter
 from gavel.metrics.stats import percentile_interval
 from gavel.metrics.tokens import (
     NONE,
@@ -27,7 +28,6 @@ from gavel.metrics.tokens import (
     set_metrics,
 )
 from gavel.parsing.tags import VALID, Validity, extract_result, strip_tags, validate
-from gavel.prompts import prompt_echo
 from gavel.records import Outcome, Prediction, Score
 
 #: The 13 categories the official table reads, in its order.
@@ -105,7 +105,7 @@ def copied_answer(response: str | None, answer: str, *, thinking: bool) -> bool:
     without the copied text (:mod:`gavel.parsing.echo`) no such answer would be read."""
     if not response or not answer:
         return False
-    own = prompt_echo().remove(response)
+    own = echo_filter().remove(response)
     return own.echoed and extract_result(own.text, thinking=thinking) != answer
 
 
