@@ -323,7 +323,7 @@ def add_judged(
 ) -> None:
     """Add a judge's records of a scored GAVEL run to it as ``gavel score --judge`` does:
     ``metrics.explanation``, ``counts.judge_error``, each score's judge fields, warnings."""
-    from gavel.cli.score import add_judge_scores
+    from gavel.scoring.judging import add_judge_scores
 
     root = Path(options.image_root) if options.image_root else None
     add_judge_scores(judge, Path(data), root, None, result, scores)
