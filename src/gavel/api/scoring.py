@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gavel.api.settings import command_context, command_values, refuse_given
-from gavel.errors import GavelError
+from gavel.api.settings import refuse_given
+from gavel.errors import ConfigError, GavelError, UsageError
 from gavel.records import Result as ResultRecord
 from gavel.records import Score
-from gavel.scoring.settings import ScoreSettings
+from gavel.scoring.settings import BOUNDS, CHOICES, ScoreSettings
+
+__all__ = [
+    "BOUNDS",
+    "CHOICES",
+    "Result",
+    "ScoreSettings",
+    "score",
+    "score_dry_run",
+    "score_settings",
+    "score_with",
+]
 
 
 @dataclass
@@ -95,34 +108,55 @@ def score(benchmark: str, *, data: str | Path, predictions: str | Path, judge: s
 
     ``judge``: ``--judge`` (GAVEL explanations: ``offline``, ``openai:MODEL``, a plugin's).
     ``out``: where ``--out`` writes results.json (its per-sample scores beside it); None
-    writes nothing (:meth:`Result.save` can, later). ``settings`` are the other flags of
-    ``gavel score`` by name (``bootstrap=0``, ``limit=20``, ``judge_concurrency=4``, the
-    benchmark's own such as ``match="union"``), with the same defaults and checks.
-    Raises :class:`~gavel.errors.GavelError` with the command line's message; a judge that
-    did not finish is raised after the files are written.
+    writes nothing (:meth:`Result.save` can, later). ``settings`` are the other fields of
+    :class:`~gavel.scoring.settings.ScoreSettings` (``bootstrap=0``, ``limit=20``,
+    ``judge_concurrency=4``) and the benchmark's own options (``match="union"``), with
+    ``gavel score``'s defaults and checks: a refused one is a
+    :class:`~gavel.errors.ConfigError` naming it, in the command line's words. A judge that
+    did not finish is raised (:class:`~gavel.errors.GavelError`) after the files are written.
     """
-    import click
-
-    from gavel.cli.score import score as command
-    from gavel.cli.score import settings_from_flags
-
     refuse_given(settings, _NOT_OFFERED, "gavel score --dry-run")
-    ctx = command_context(command, benchmark)
-    given: dict[str, Any] = {"benchmark": benchmark, "data": data, "predictions": predictions}
-    given |= {name: value for name, value in (("judge", judge), ("out", out)) if value is not None}
-    values = command_values(ctx, {**given, **settings})
-    try:
-        with ctx:
-            from gavel.cli.config_file import resolved
+    made, given = score_settings(benchmark, data=data, predictions=predictions, judge=judge,
+                                 out=out, **settings)  # fmt: skip
+    from gavel.benchmarks.registry import get_benchmark
 
-            result = score_with(settings_from_flags(values), configuration=resolved())
-    except click.ClickException as error:
-        from gavel.errors import ConfigError
-
-        raise ConfigError(error.format_message()) from None
+    configuration = made.configuration(get_benchmark(benchmark), given)
+    result = score_with(made, configuration=configuration)
     if result.incomplete is not None:
         raise result.incomplete
     return result
+
+
+def score_settings(benchmark: str, **given: Any) -> tuple[ScoreSettings, set[str]]:
+    """The :class:`ScoreSettings` of keyword settings (the benchmark's own options among them)
+    and the names given a value; a setting ``gavel score`` does not take is refused naming
+    it, or naming the benchmark it belongs to (``mode`` is DetailVerifyBench's)."""
+    from dataclasses import fields
+
+    from gavel.benchmarks.registry import benchmark_names, foreign_option, get_benchmark
+    from gavel.scoring.settings import check_option
+    from gavel.setting_checks import check_choice
+
+    check_choice("--benchmark", benchmark, benchmark_names())
+    spec = get_benchmark(benchmark)
+    own = {option.setting: option for option in spec.options_for("score")}
+    names = {item.name for item in fields(ScoreSettings)} - {"options"}
+    for name in given:
+        if name not in names and name not in own:
+            refusal = foreign_option(f"--{name.replace('_', '-')}", spec, ("score",))
+            known = ", ".join(sorted(names | set(own)))
+            raise ConfigError(
+                refusal or f"{name!r} is not a setting of gavel score (its settings: {known})"
+            )
+    options = {name: check_option(own[name], value) for name, value in given.items() if name in own}
+    kept = {name: value for name, value in given.items() if name in names}
+    chosen = {name for name, value in given.items() if name not in _UNSET or value is not None}
+    kept = {name: value for name, value in kept.items() if name in chosen}
+    return ScoreSettings(benchmark=benchmark, **kept, options=options), chosen | {"benchmark"}
+
+
+#: Keywords of :func:`score` that are given None when not given (their default).
+_UNSET = ("judge", "out")
 
 
 def score_with(settings: ScoreSettings, *, configuration: dict[str, Any] | None = None,
@@ -144,7 +178,8 @@ def score_with(settings: ScoreSettings, *, configuration: dict[str, Any] | None 
     plan = plan_scoring(settings)
     if judge is None:
         judge = make_judge(settings)
-    cost.judge_budget(_cost_flags(settings, spent_elsewhere), judge, settings.judge_price)
+    with _usage_errors():
+        cost.judge_budget(_cost_flags(settings, spent_elsewhere), judge, settings.judge_price)
     record, scores, ledger_entry = score_plan(plan, judge, configuration)
     name = run_name(record, plan.predictions, settings.name)
     result = Result(record, scores, name, ledger_entry, settings.format)
@@ -169,6 +204,18 @@ def score_dry_run(settings: ScoreSettings) -> None:
     with reading_epoch(plan.epoch):
         cost.score_dry_run(_cost_flags(settings), judge, plan.spec, plan.data_file, plan.predictions, plan.run,
                            settings.judge_price)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _usage_errors() -> Iterator[None]:
+    """A usage error of the command-line helpers the scoring still calls (its batch and budget
+    settings) as gavel's own, so a Python caller gets a ConfigError."""
+    import click
+
+    try:
+        yield
+    except click.UsageError as error:
+        raise UsageError(error.format_message()) from None
 
 
 def _cost_flags(settings: ScoreSettings, spent_elsewhere: float = 0.0) -> Any:
@@ -209,7 +256,8 @@ def make_judge(settings: ScoreSettings) -> Any:
         "judge_rpm": settings.judge_rpm,
         "judge_tpm": settings.judge_tpm,
     }
-    judge_batch = take_judge_flags({**batch, **judging}, settings.judge, out)
+    with _usage_errors():
+        judge_batch = take_judge_flags({**batch, **judging}, settings.judge, out)
     judge = judge_for(settings.benchmark, out, settings.judge, **judging)
     use_batch(judge, judge_batch)
     return judge

@@ -12,7 +12,7 @@ import re
 
 import click
 
-from gavel.setting_checks import MAX_BOOTSTRAP, MAX_CONCURRENCY, MAX_FPS, MAX_SEED, MIN_FPS
+from gavel.setting_checks import MAX_BOOTSTRAP, MAX_CONCURRENCY, MAX_FPS, MAX_SEED, MIN_FPS, Bound
 
 
 class FiniteFloat(click.FloatRange):
@@ -31,6 +31,13 @@ class FiniteFloat(click.FloatRange):
         if self.min is None and self.max is None:
             return ""
         return super()._describe_range()
+
+
+def bound_type(bound: Bound) -> click.IntRange | FiniteFloat:
+    """The click type of a setting with ``bound`` (:mod:`gavel.setting_checks`), so the flag
+    and the Python API refuse the same values in the same words."""
+    kind = click.IntRange if bound.kind is int else FiniteFloat
+    return kind(bound.min, bound.max, min_open=bound.min_open)
 
 
 def concurrency_type() -> click.IntRange:

@@ -8,16 +8,14 @@ from typing import Any
 
 import click
 
-from gavel.api import scoring
-from gavel.benchmarks.registry import benchmark_names, get_benchmark
+from gavel.api import benchmarks, scoring
+from gavel.api.scoring import BOUNDS, CHOICES, ScoreSettings
 from gavel.cli import config_file, cost
 from gavel.cli.batch_options import batch_options
 from gavel.cli.benchmark_flags import BenchmarkCommand, selection_options
-from gavel.cli.options import FiniteFloat, bootstrap_type, concurrency_type, seed_type
+from gavel.cli.options import bound_type
 from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import UsageError
-from gavel.report.tables import FORMATS
-from gavel.scoring.settings import ScoreSettings
 
 #: ``gavel score``'s parameters whose setting is named otherwise (the flag's long name).
 _RENAMED = {
@@ -37,7 +35,7 @@ _RENAMED = {
 def settings_from_flags(values: Mapping[str, Any]) -> ScoreSettings:
     """The settings ``gavel score``'s parameter values (click's names) describe; the chosen
     benchmark's own options go into ``options`` under their setting names."""
-    own = {option.name: option for option in get_benchmark(values["benchmark"]).options}
+    own = {option.name: option for option in benchmarks.benchmark(values["benchmark"]).spec.options}
     options = {own[name].setting: value for name, value in values.items() if name in own}
     rest = {_RENAMED.get(k, k): v for k, v in values.items() if k not in own}
     return ScoreSettings(**rest, options=options)
@@ -68,14 +66,14 @@ def judge_options(command):
         ),
         click.option(
             "--judge-concurrency",
-            type=concurrency_type(),
+            type=bound_type(BOUNDS["judge_concurrency"]),
             default=16,
             show_default=True,
             help="Judge requests in flight.",
         ),
         click.option(
             "--judge-max-tokens",
-            type=click.IntRange(min=0),
+            type=bound_type(BOUNDS["judge_max_tokens"]),
             default=1024,
             show_default=True,
             help="Token limit of a judge reply (0: send none, e.g. for models that want "
@@ -83,7 +81,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-temperature",
-            type=FiniteFloat(min=0),
+            type=bound_type(BOUNDS["judge_temperature"]),
             default=0.0,
             show_default=True,
             help="Judge sampling temperature.",
@@ -95,7 +93,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-retries",
-            type=click.IntRange(min=0),
+            type=bound_type(BOUNDS["judge_retries"]),
             default=2,
             show_default=True,
             help="Re-asks after a reply without a valid score (each shows the judge its reply "
@@ -110,7 +108,7 @@ def judge_options(command):
         click.option("--no-judge-cache", is_flag=True, help="Do not use the judge cache."),
         click.option(
             "--judge-timeout",
-            type=FiniteFloat(min=0, min_open=True),
+            type=bound_type(BOUNDS["judge_timeout"]),
             default=None,
             help="Seconds one judge request may take before it is retried [default: 300].",
         ),
@@ -136,7 +134,10 @@ def judge_options(command):
 @click.command(cls=BenchmarkCommand, benchmark_commands=("score",))
 @config_file.config_option
 @click.option(
-    "--benchmark", type=click.Choice(benchmark_names()), default="gavel", show_default=True
+    "--benchmark",
+    type=click.Choice(benchmarks.benchmark_names()),
+    default="gavel",
+    show_default=True,
 )
 @click.option(
     "--data",
@@ -156,7 +157,7 @@ def judge_options(command):
 )
 @click.option(
     "--epoch",
-    type=click.IntRange(min=1),
+    type=bound_type(BOUNDS["epoch"]),
     default=None,
     help="--predictions is an inspect_ai log of several epochs (inspect eval --epochs N): "
     "score this epoch's answers (1 is the first).",
@@ -176,7 +177,7 @@ def judge_options(command):
 @click.option(
     "--format",
     "style",
-    type=click.Choice(FORMATS),
+    type=click.Choice(CHOICES["format"]),
     default="table",
     show_default=True,
     help="How to print the table.",
@@ -187,14 +188,14 @@ def judge_options(command):
 @click.option(
     "--bootstrap",
     "resamples",
-    type=bootstrap_type(),
+    type=bound_type(BOUNDS["bootstrap"]),
     default=1000,
     show_default=True,
     help="Bootstrap resamples for 95% intervals (0 to skip).",
 )
 @click.option(
     "--seed",
-    type=seed_type(),
+    type=bound_type(BOUNDS["seed"]),
     default=0,
     show_default=True,
     help="Seed of the bootstrap and of --shuffle.",

@@ -7,15 +7,34 @@ Python API from its keywords; both then score the same way (:mod:`gavel.scoring.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from gavel.benchmarks.spec import Benchmark, BenchmarkOption
+from gavel.errors import ConfigError
+from gavel.report.tables import FORMATS
+from gavel.setting_checks import (
+    MAX_BOOTSTRAP,
+    MAX_CONCURRENCY,
+    MAX_SEED,
+    Bound,
+    check_choice,
+    refused,
+)
 
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    """The settings of one scoring; see ``gavel score --help`` for each flag."""
+    """The settings of one scoring; see ``gavel score --help`` for each flag.
+
+    Built, they are checked: a number out of its range (:data:`BOUNDS`), a word not among
+    its choices (:data:`CHOICES`) is a :class:`~gavel.errors.ConfigError` naming the flag, in
+    the command line's words. The benchmark's own ``options`` are checked by the benchmark
+    (:func:`check_option`) when the Python API takes them.
+    """
 
     #: Gold data: a benchmark's file or folder, Parquet, or ``hf:OWNER/NAME[@REV][:SPLIT]``.
     data: str | Path
@@ -55,8 +74,8 @@ class ScoreSettings:
     judge_max_tokens: int = 1024
     #: The judge's sampling temperature.
     judge_temperature: float = 0.0
-    #: JSON object (text) merged into every judge request.
-    judge_extra_body: str | None = None
+    #: JSON object merged into every judge request (its text, or a dict).
+    judge_extra_body: str | Mapping[str, Any] | None = None
     #: Re-asks after a judge reply without a valid score, before ``judge_error``.
     judge_retries: int = 2
     #: SQLite cache of judge replies [default: ~/.cache/gavel/answers.sqlite].
@@ -92,3 +111,108 @@ class ScoreSettings:
     #: The benchmark's own settings by their names (``gavel.benchmark(NAME).options``:
     #: GAVEL's ``match``, DetailVerifyBench's ``mode``); absent ones take their defaults.
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, bound in BOUNDS.items():
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, bound.check(flag(name), value))
+        for name, choices in CHOICES.items():
+            value = getattr(self, name)
+            if value is not None:
+                check_choice(flag(name), value, choices)
+        for name in _SEVERAL:  # one text given for a repeatable setting is one item
+            value = getattr(self, name)
+            object.__setattr__(
+                self, name, (value,) if isinstance(value, str | Path) else tuple(value)
+            )
+        for name in _PATHS:  # as the flags' click.Path(path_type=Path) gives them
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, Path(value))
+        if isinstance(self.judge_extra_body, Mapping):  # as --judge-extra-body takes it
+            object.__setattr__(self, "judge_extra_body", json.dumps(self.judge_extra_body))
+
+    def configuration(self, spec: Benchmark, given: Iterable[str] = ()) -> dict[str, Any]:
+        """Every setting's value and where it came from (``python`` for those in ``given``,
+        else ``default``), as the manifest records the command line's flags; the
+        benchmark's own score options after the others."""
+        from gavel.manifest import redact_userinfo
+
+        chosen = set(given)
+        resolved = {}
+        for item in fields(self):
+            if item.name != "options":
+                resolved[flag(item.name)[2:]] = _entry(
+                    getattr(self, item.name), item.name in chosen
+                )
+        for option in spec.options_for("score"):
+            value = self.options.get(option.setting, option.default)
+            resolved[option.flag[2:]] = _entry(value, option.setting in chosen)
+        return redact_userinfo(resolved)  # no password of a URL is recorded
+
+
+def flag(name: str) -> str:
+    """The command line's flag of a setting (``judge_base_url``: ``--judge-base-url``)."""
+    return "--" + name.replace("_", "-")
+
+
+def _entry(value: Any, given: bool) -> dict[str, Any]:
+    return {"value": _plain(value), "from": "python" if given else "default"}
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON holds it (paths as text, tuples as lists), as the manifest records."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+#: The number settings' types and ranges (``gavel score``'s click types are made from them).
+BOUNDS = {
+    "epoch": Bound(int, 1),
+    "bootstrap": Bound(int, 0, MAX_BOOTSTRAP),
+    "seed": Bound(int, 0, MAX_SEED),
+    "limit": Bound(int, 1),
+    "judge_concurrency": Bound(int, 1, MAX_CONCURRENCY),
+    "judge_max_tokens": Bound(int, 0),
+    "judge_temperature": Bound(float, 0),
+    "judge_retries": Bound(int, 0),
+    "judge_timeout": Bound(float, 0, min_open=True),
+    "judge_rpm": Bound(float, 0, min_open=True),
+    "judge_tpm": Bound(float, 0, min_open=True),
+    "judge_batch_rounds": Bound(int, 1),
+    "judge_batch_poll": Bound(float, 0, min_open=True),
+    "max_cost": Bound(float, 0),
+}
+#: The settings that take one of a few words.
+CHOICES = {
+    "format": FORMATS,
+    "judge_batch_fallback": ("batch", "online"),
+    "dry_run_format": ("table", "json"),
+}
+#: The settings that name a file or folder (``Path`` here).
+_PATHS = ("data", "predictions", "out", "image_root", "judge_cache", "judge_tokenizer")
+#: The settings given several times on the command line (tuples here).
+_SEVERAL = ("sample_id", "judge_base_url")
+
+
+def check_option(option: BenchmarkOption, value: Any) -> Any:
+    """A benchmark option's value checked as its flag checks it (the same record declares
+    both: its kind, choices, bounds or parser)."""
+    if option.kind is bool:
+        return bool(value)
+    if option.parse is not None:
+        if not isinstance(value, str):
+            return value
+        try:
+            return option.parse(value)
+        except ConfigError as error:
+            raise refused(option.flag, str(error)) from None
+    if option.choices is not None:
+        return check_choice(option.flag, value, option.choices)
+    if option.kind in (int, float):
+        return Bound(option.kind, option.minimum, option.maximum).check(option.flag, value)
+    return value
