@@ -18,6 +18,7 @@ _EXPORTS = {
     "Generation": "gavel.api.generation",
     "generate": "gavel.api.generation",
     "Result": "gavel.api.scoring",
+    "ScoreSettings": "gavel.api.scoring",
     "score": "gavel.api.scoring",
     "run": "gavel.api.running",
     "synthesize": "gavel.api.synthesis",
@@ -37,6 +38,7 @@ __all__ = [
     "Prediction",
     "Result",
     "Score",
+    "ScoreSettings",
     "__version__",
     "benchmark",
     "benchmark_names",
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from gavel.api.benchmarks import Benchmark, benchmark, benchmark_names
     from gavel.api.generation import Generation, generate
     from gavel.api.running import run
-    from gavel.api.scoring import Result, score
+    from gavel.api.scoring import Result, ScoreSettings, score
     from gavel.api.synthesis import synthesize
     from gavel.errors import ConfigError, DataError, GavelError
     from gavel.records import Prediction, Score

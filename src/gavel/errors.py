@@ -30,3 +30,8 @@ class DataError(GavelError):
 
 class ConfigError(GavelError):
     """Options that cannot work together (for example no box format declared)."""
+
+
+class UsageError(ConfigError):
+    """A setting refused the way the command line refuses a flag (shown as its usage error):
+    settings that need each other, or a value that does not fit what else was given."""

@@ -199,7 +199,7 @@ def test_each_model_is_asked_and_scored_in_its_box_convention(gavel_main, tmp_pa
     prompt asks for that convention, and the answers are read in it. For lmms-eval's
     ``qwen2_5_vl`` the boxes are pixels of the image resized within lmms-eval's window, so
     boxes placed there score in full, and read in the processor's window they would not."""
-    from gavel.integrations._gavel_api import TaskOptions, load_requests
+    from gavel.api.tasks import TaskOptions, load_requests
     from gavel.parsing.conventions import qwen_smart_resize
 
     code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from gavel.api.tasks import MessageBuilder, TaskOptions, load_requests
 from gavel.cli.main import main
-from gavel.integrations._gavel_api import MessageBuilder, TaskOptions, load_requests
 
 #: gavel synth's size for each benchmark (VideoHallucer: pairs, so twice as many questions).
 SIZES = {"gavel": 9, "detailverify": 6, "videohallucer": 3}

@@ -433,7 +433,7 @@ def test_lmms_eval_hands_each_model_its_box_convention(saved, lmms_path, exporte
 
     from PIL import Image
 
-    from gavel.integrations._gavel_api import TaskOptions, load_requests
+    from gavel.api.tasks import TaskOptions, load_requests
     from gavel.integrations.lmms_eval_task import MODEL_PRESETS, MODEL_WINDOWS
     from gavel.parsing.conventions import qwen_smart_resize
 

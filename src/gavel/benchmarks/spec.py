@@ -50,6 +50,12 @@ class BenchmarkOption:
     parse: Callable[[str], Any] | None = None
     show_default: bool = True
 
+    @property
+    def setting(self) -> str:
+        """The keyword it is given as outside the command line: its flag without dashes
+        (DetailVerifyBench's ``--mode`` is ``mode``, whatever its inner name)."""
+        return self.flag[2:].replace("-", "_")
+
     def __post_init__(self) -> None:
         unknown = set(self.commands) - set(COMMANDS)
         if unknown or not self.flag.startswith("--"):

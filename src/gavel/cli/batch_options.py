@@ -138,7 +138,7 @@ class GenerateBatch:
 
 
 def _cache(cache_path: Path | None, no_cache: bool) -> Path | None:
-    from gavel.cli.generate import default_cache
+    from gavel.runner.cache import default_cache
 
     cache = None if no_cache else (cache_path or default_cache())
     if cache is not None:

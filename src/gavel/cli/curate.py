@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from gavel.cli.generate import default_cache
 from gavel.cli.options import FiniteFloat, concurrency_type
 from gavel.models.registry import describe_specs, load_model
 from gavel.prompts import Template
+from gavel.runner.cache import default_cache
 
 
 @click.group()

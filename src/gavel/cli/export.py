@@ -99,7 +99,7 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
     Export the other benchmarks into the same OUT to run them together. A BENCHMARK folder
     holding files gavel did not write (or changed since) is refused unless --force.
     """
-    from gavel.integrations._gavel_api import TaskOptions
+    from gavel.api.tasks import TaskOptions
     from gavel.integrations.lmms_eval_task import export_task, task_name
 
     if max_frames is not None and fps is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from gavel.cli.benchmark_flags import (
     make_selection,
     selection_options,
 )
-from gavel.cli.options import FiniteFloat, concurrency_type, fps_type, json_object, seed_type
+from gavel.cli.options import FiniteFloat, concurrency_type, fps_type, seed_type
 from gavel.cli.rate_options import model_rate_options, rate_limit_options
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes
@@ -27,7 +26,9 @@ from gavel.manifest import build_manifest, run_manifest_path
 from gavel.models.presets import Preset, get_preset, preset_names
 from gavel.models.registry import builtin_prefixes, describe_specs, load_model
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
+from gavel.runner.cache import default_cache
 from gavel.runner.max_failures import MaxFailures
+from gavel.setting_checks import json_object
 from gavel.sources import resolve_data
 
 #: Requests sent to a Ray replica at a time (``run_ray``'s own default).
@@ -70,12 +71,6 @@ def refuse_foreign_flags(spec: str, given: dict[str, Any]) -> None:
             raise click.UsageError(
                 f"{flag} applies to {names} models only" + (f"; {instead}" if instead else "")
             )
-
-
-def default_cache() -> Path:
-    """Where answers of remote models are cached: $GAVEL_CACHE_DIR or ~/.cache/gavel."""
-    root = os.environ.get("GAVEL_CACHE_DIR") or Path.home() / ".cache" / "gavel"
-    return Path(root) / "answers.sqlite"
 
 
 def batch_window(model, executor: str) -> int:

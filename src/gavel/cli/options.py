@@ -7,14 +7,12 @@ internal error. Every float option of every command takes :class:`FiniteFloat` i
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from typing import Any
 
 import click
 
-from gavel.errors import ConfigError
+from gavel.setting_checks import MAX_BOOTSTRAP, MAX_CONCURRENCY, MAX_FPS, MAX_SEED, MIN_FPS, Bound
 
 
 class FiniteFloat(click.FloatRange):
@@ -35,15 +33,11 @@ class FiniteFloat(click.FloatRange):
         return super()._describe_range()
 
 
-#: The largest values a few counts may take. Beyond them a run cannot finish (a bootstrap of
-#: 2**63 resamples asks numpy for an array larger than memory, 10**29 requests in flight make
-#: as many tasks), so they are refused as usage errors instead of failing inside.
-MAX_CONCURRENCY = 1024
-MAX_BOOTSTRAP = 1_000_000
-MAX_SEED = 2**63 - 1
-#: Frames a second for video sampling: below one frame in 1000 s a video gives no frame, and
-#: ``1 / fps`` overflows to infinity for a tiny rate such as 1e-320.
-MIN_FPS, MAX_FPS = 0.001, 1000.0
+def bound_type(bound: Bound) -> click.IntRange | FiniteFloat:
+    """The click type of a setting with ``bound`` (:mod:`gavel.setting_checks`), so the flag
+    and the Python API refuse the same values in the same words."""
+    kind = click.IntRange if bound.kind is int else FiniteFloat
+    return kind(bound.min, bound.max, min_open=bound.min_open)
 
 
 def concurrency_type() -> click.IntRange:
@@ -78,17 +72,4 @@ def split_name(value: str) -> str:
         raise click.BadParameter(
             f"{value!r} is not a split name (letters, digits and _, dots between them)"
         )
-    return value
-
-
-def json_object(text: str | None, flag: str) -> dict[str, Any]:
-    """The JSON object a flag such as ``--extra-body`` gives ({} when not given)."""
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{flag} is not JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{flag} must be a JSON object")
     return value

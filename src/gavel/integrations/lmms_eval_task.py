@@ -36,8 +36,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gavel.api import tasks as api
 from gavel.errors import ConfigError, GavelError
-from gavel.integrations import _gavel_api as api
 from gavel.integrations.lmms_eval_hub import MEDIUM, HubRows, documents, hub_rows
 from gavel.io.files import write_together
 from gavel.io.run_files import file_sha256, sha256_of
@@ -66,6 +66,25 @@ MODEL_PRESETS = {
 #: 0.7.3's ``qwen2_5_vl`` defaults ``min_pixels=256*28*28`` and ``max_pixels=1605632``, not the
 #: Qwen2.5-VL processor's 3,136 to 12,845,056 (the window ``resized-pixel`` assumes otherwise).
 MODEL_WINDOWS = {"qwen2_5_vl": (256 * 28 * 28, 1_605_632)}
+
+#: The numbers lmms-eval reports for each benchmark (flat names as ``gavel.api.tasks.flat_metrics`` gives).
+HEADLINE_METRICS = {
+    "gavel": (
+        "verification.accuracy",
+        "verification.f1",
+        "grounding.A@0.3",
+        "grounding.A@0.5",
+        "grounding.A@0.7",
+    ),
+    "detailverify": (
+        "token.precision",
+        "token.recall",
+        "token.f1",
+        "sentence.f1",
+        "response.f1",
+    ),
+    "videohallucer": ("overall", "overall_basic", "overall_hallucination"),
+}
 
 
 def task_name(benchmark: str) -> str:
@@ -309,7 +328,7 @@ def _yaml(benchmark: str, box_format: str, rows: HubRows | None = None) -> str:
         f"  - metric: {metric_key(name)}\n"
         f"    aggregation: !function utils.{metric_key(name)}\n"
         "    higher_is_better: true\n"
-        for name in api.HEADLINE_METRICS[benchmark]
+        for name in HEADLINE_METRICS[benchmark]
     )
     return (
         f"# gavel's {benchmark} benchmark for lmms-eval (written by gavel export lmms-eval).\n"
@@ -342,7 +361,7 @@ _DOCS_YAML = (
 def _utils_source(settings: dict[str, Any]) -> str:
     aggregations = "".join(
         f"{metric_key(name)} = task.aggregation({name!r})\n"
-        for name in api.HEADLINE_METRICS[settings["benchmark"]]
+        for name in HEADLINE_METRICS[settings["benchmark"]]
     )
     return (
         f'"""lmms-eval functions of gavel\'s {settings["benchmark"]} task (written by gavel export '
@@ -382,7 +401,7 @@ class GavelTask:
         self.folder = folder
         self._settings = settings
         self.sampling = settings.get("sampling") or {}
-        self.metrics = api.HEADLINE_METRICS[self.benchmark]
+        self.metrics = HEADLINE_METRICS[self.benchmark]
         #: The convention each document's prompt asked for (lmms-eval hands the model's
         #: settings to doc_to_text only; process_results reads them back from here).
         self._asked: dict[str, Asked] = {}

@@ -34,6 +34,14 @@ from gavel.requests import Answer, Model, Request
 KEY_VERSION = 1
 _HASHES_KEPT = 4096
 
+
+def default_cache() -> Path:
+    """Where answers of remote models (and a judge's replies) are cached: $GAVEL_CACHE_DIR or
+    ~/.cache/gavel."""
+    root = os.environ.get("GAVEL_CACHE_DIR") or Path.home() / ".cache" / "gavel"
+    return Path(root) / "answers.sqlite"
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
     key TEXT PRIMARY KEY,
