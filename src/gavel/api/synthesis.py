@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +18,40 @@ def synthesize(benchmark: str, *, out: str | Path, **settings: Any) -> Path:
     ``seed`` (0), ``difficulty`` ("medium") and the benchmark's own (GAVEL: ``clean_share``,
     ``categories``).
     """
-    from gavel.benchmarks.registry import get_benchmark
-    from gavel.benchmarks.spec import RunSettings
-    from gavel.cli.benchmark_flags import benchmark_values
     from gavel.cli.synth import synth as command
 
     ctx = command_context(command, benchmark)
     values = command_values(ctx, {"benchmark": benchmark, "out": out, **settings})
-    spec = get_benchmark(values.pop("benchmark"))
+    name = values.pop("benchmark")
     count, seed, difficulty = values.pop("count"), values.pop("seed"), values.pop("difficulty")
     path = values.pop("out")
-    run = RunSettings(benchmark_values(spec, "synth", values), seed=seed)
-    return spec.synth(path, count, seed, difficulty, run, None)
+    return write_synthetic(name, path, count, seed=seed, difficulty=difficulty, options=values)
+
+
+def write_synthetic(
+    benchmark: str,
+    out: str | Path,
+    count: int,
+    *,
+    seed: int,
+    difficulty: str,
+    options: Mapping[str, Any],
+    progress: Callable[[], None] | None = None,
+) -> Path:
+    """What :func:`synthesize` writes, from values already checked (the command line's parsed
+    flags): ``options`` may hold any command's values, only ``benchmark``'s own synth options
+    are taken. ``progress`` is called once per sample written, for a progress bar."""
+    from gavel.benchmarks.registry import get_benchmark
+    from gavel.benchmarks.spec import RunSettings
+    from gavel.cli.benchmark_flags import benchmark_values
+
+    spec = get_benchmark(benchmark)
+    run = RunSettings(benchmark_values(spec, "synth", dict(options)), seed=seed)
+    return spec.synth(Path(out), count, seed, difficulty, run, progress)
+
+
+def difficulties() -> list[str]:
+    """The difficulty levels, easiest first (``gavel synth --difficulty``)."""
+    from gavel.synth.scenes import DIFFICULTIES
+
+    return list(DIFFICULTIES)

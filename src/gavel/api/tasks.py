@@ -35,6 +35,7 @@ __all__ = [
     "SampleScorer",
     "TaskOptions",
     "add_judged",
+    "box_formats",
     "check_benchmark",
     "describe_sampling",
     "evaluate",
@@ -364,3 +365,11 @@ def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
         flat["selection.chosen"] = float(recorded["chosen"])
         flat["selection.of"] = float(recorded["of"])
     return flat
+
+
+def box_formats() -> list[str]:
+    """Every box convention a prompt can ask for and the scorer reads (``--box-format``), so a
+    task exported for another framework offers exactly the conventions gavel scores."""
+    from gavel.parsing import convention_names
+
+    return convention_names()

@@ -8,11 +8,8 @@ from pathlib import Path
 
 import click
 
-from gavel.benchmarks.gavel.data import validate_file
-from gavel.benchmarks.gavel.split import parse_size, split_file
-from gavel.benchmarks.gavel.stats import data_stats
+from gavel.api import data as api
 from gavel.cli.options import seed_type, split_name
-from gavel.sources import resolve_data
 
 
 @click.group()
@@ -40,8 +37,7 @@ def validate(file: Path, image_root: Path | None, max_errors: int) -> None:
 
     Exits 1 when any problem is found.
     """
-    data, image_root, _ = resolve_data("gavel", file, image_root)
-    report, errors = validate_file(data, image_root, max_errors=max_errors)
+    report, errors = api.validate(file, image_root=image_root, max_errors=max_errors)
     for error in errors:
         click.echo(f"error: {error}", err=True)
     if errors:
@@ -62,8 +58,7 @@ def validate(file: Path, image_root: Path | None, max_errors: int) -> None:
 )
 def stats(file: Path, image_root: Path | None, style: str) -> None:
     """Counts per category, source and split; caption length; boxes per sample; box sizes."""
-    file, image_root, _ = resolve_data("gavel", file, image_root)
-    summary = data_stats(file, image_root)
+    summary = api.stats(file, image_root=image_root)
     if style == "json":
         click.echo(json.dumps(summary, indent=2))
         return
@@ -142,10 +137,9 @@ def split(
     images. Lines keep their order and fields, with `split` set; the same file and seed always
     give the same split.
     """
-    sizes = {"val": parse_size(val_size)}
-    if test_size is not None:
-        sizes["test"] = parse_size(test_size)
-    parts = split_file(file, sizes, seed=seed, out_dir=out_dir, image_root=image_root)
+    parts = api.split(
+        file, val=val_size, test=test_size, seed=seed, out_dir=out_dir, image_root=image_root
+    )
     for part in parts:
         click.echo(f"{part.path}: {part.samples} samples over {part.images} images ({part.name})")
     root = image_root or file.parent
@@ -183,16 +177,12 @@ def convert(source: str, out: Path, split_name: str, image_root: Path | None) ->
     hf:OWNER/NAME[@REVISION][:SPLIT]): OUT is a new .jsonl file, its images written beside it
     under the paths the rows name. Records and image bytes survive the round trip.
     """
-    from gavel.sources.convert import jsonl_to_parquet, parquet_to_jsonl
-
-    if source.endswith(".jsonl"):
-        rows = jsonl_to_parquet(Path(source), out, image_root, split_name)
-    else:
+    if not source.endswith(".jsonl"):
         if image_root is not None:
             raise click.UsageError("--image-root applies to a JSONL input only")
         if out.suffix != ".jsonl":
             raise click.UsageError(
                 f"OUT {str(out)!r}: converting Parquet data writes a .jsonl file"
             )
-        rows = parquet_to_jsonl(source, out)
+    rows = api.convert(source, out, split=split_name, image_root=image_root)
     click.echo(f"{out}: {rows} samples")

@@ -6,10 +6,8 @@ from pathlib import Path
 
 import click
 
+from gavel.api.tasks import BENCHMARKS, TaskOptions, box_formats
 from gavel.cli.options import fps_type
-from gavel.parsing import convention_names
-
-BENCHMARKS = ("gavel", "detailverify", "videohallucer")
 
 
 @click.group()
@@ -37,7 +35,7 @@ def export() -> None:
 )
 @click.option(
     "--box-format",
-    type=click.Choice(convention_names()),
+    type=click.Choice(box_formats()),
     default="pixel",
     show_default=True,
     help="GAVEL: the box convention the prompt asks for and the scorer reads, for models "
@@ -99,7 +97,6 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
     Export the other benchmarks into the same OUT to run them together. A BENCHMARK folder
     holding files gavel did not write (or changed since) is refused unless --force.
     """
-    from gavel.api.tasks import TaskOptions
     from gavel.integrations.lmms_eval_task import export_task, task_name
 
     if max_frames is not None and fps is None:

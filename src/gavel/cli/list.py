@@ -1,87 +1,17 @@
 """``gavel list``: the benchmarks, kinds of model and judges gavel knows, and where each is from.
 
-Built-in ones are described from their registries; each plugin is imported here to describe
-it (the only command that imports plugins it does not run), and one that fails to import is a
-line saying why, so a broken plugin is found before a run needs it.
+What is listed (and how a plugin that fails to load is shown) is :mod:`gavel.api.listing`'s;
+this module prints it as text or JSON.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import click
 
-from gavel.errors import GavelError
-from gavel.plugins import Plugin, plugins
-
-KINDS = ("benchmarks", "models", "judges")
-
-
-@dataclass(frozen=True)
-class Entry:
-    kind: str
-    name: str
-    #: ``built-in``, or the plugin's distribution, version and entry point.
-    source: str
-    description: str
-    #: ``ok``, ``error`` (the plugin failed to load) or ``shadowed`` (a built-in has its name).
-    status: str = "ok"
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().partition("\n")[0]
-
-
-def _plugin_entries(kind: str, builtins: dict[str, str], describe) -> list[Entry]:
-    entries = [Entry(kind, name, "built-in", text) for name, text in builtins.items()]
-    for name, plugin in plugins(kind).items():
-        entries.append(_plugin_entry(plugin, name in builtins, describe))
-    return entries
-
-
-def _plugin_entry(plugin: Plugin, shadowed: bool, describe) -> Entry:
-    source = f"plugin {plugin.distribution} {plugin.version} ({plugin.group}: {plugin.value})"
-    if shadowed:
-        return Entry(plugin.kind, plugin.name, source, "ignored: a built-in has this name",
-                     "shadowed")  # fmt: skip
-    try:
-        return Entry(plugin.kind, plugin.name, source, describe(plugin))
-    except GavelError as error:
-        return Entry(plugin.kind, plugin.name, source, str(error), "error")
-
-
-def _describe_benchmark(plugin: Plugin) -> str:
-    from gavel.benchmarks.registry import get_benchmark
-
-    return get_benchmark(plugin.name).summary
-
-
-def _describe_factory(plugin: Plugin) -> str:
-    factory = plugin.load()
-    if not callable(factory):
-        raise plugin.refuse(f"is a {type(factory).__name__}, not a factory")
-    return _first_line(factory.__doc__)
-
-
-def registered(kinds: tuple[str, ...] = KINDS) -> list[Entry]:
-    """Every entry of ``kinds``, built-in ones first."""
-    entries: list[Entry] = []
-    if "benchmarks" in kinds:
-        from gavel.benchmarks.registry import builtin_names, get_benchmark
-
-        own = {name: get_benchmark(name).summary for name in builtin_names()}
-        entries += _plugin_entries("benchmark", own, _describe_benchmark)
-    if "models" in kinds:
-        from gavel.models.registry import builtin_help, builtin_prefixes
-
-        own = {prefix: builtin_help(prefix) for prefix in builtin_prefixes()}
-        entries += _plugin_entries("model", own, _describe_factory)
-    if "judges" in kinds:
-        from gavel.judge.apply import BUILTIN_JUDGES
-
-        entries += _plugin_entries("judge", dict(BUILTIN_JUDGES), _describe_factory)
-    return entries
+from gavel.api.listing import KINDS, Entry, registered
 
 
 def render_text(entries: list[Entry]) -> str:

@@ -6,22 +6,7 @@ from pathlib import Path
 
 import click
 
-from gavel.errors import GavelError
-from gavel.report.html import write_report
-
-
-def expand_runs(paths: tuple[Path, ...]) -> list[Path]:
-    """A folder without its own results.json stands for every run found below it."""
-    runs: list[Path] = []
-    for path in paths:
-        if path.is_dir() and not (path / "results.json").is_file():
-            found = sorted(path.rglob("results.json"))
-            if not found:
-                raise GavelError(f"{path}: no results.json in it or below it")
-            runs.extend(found)
-        else:
-            runs.append(path)
-    return runs
+from gavel.api.reports import report as write_report
 
 
 @click.command()
@@ -48,7 +33,5 @@ def report(
     """Tables, plots and a filterable sample gallery for one or more runs (results.json files,
     run folders, or folders holding run folders; any of the three benchmarks). The page opens
     from disk with no network."""
-    page = write_report(
-        expand_runs(runs), out, title=title, page_size=page_size, image_root=image_root
-    )
+    page = write_report(runs, out, title=title, page_size=page_size, image_root=image_root)
     click.echo(f"report written to {page}")

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from gavel.benchmarks.registry import benchmark_names, get_benchmark
-from gavel.benchmarks.spec import RunSettings
-from gavel.cli.benchmark_flags import BenchmarkCommand, benchmark_values
+from gavel.api.benchmarks import benchmark_names
+from gavel.api.synthesis import difficulties, write_synthetic
+from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.options import seed_type
-from gavel.synth.scenes import DIFFICULTIES
 
 
 @click.command(cls=BenchmarkCommand, benchmark_commands=("synth",))
@@ -29,14 +28,14 @@ from gavel.synth.scenes import DIFFICULTIES
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output folder.")
 @click.option(
     "--difficulty",
-    type=click.Choice(list(DIFFICULTIES)),
+    type=click.Choice(difficulties()),
     default="medium",
     show_default=True,
     help="Object count, small objects, noise, blur, JPEG, "
     "close colours, clutter and occlusion grow with it.",
 )
 def synth(benchmark: str, count: int, seed: int, out: Path, difficulty: str,
-          **options) -> None:  # fmt: skip
+          **options: object) -> None:  # fmt: skip
     """Procedural data in each benchmark's own format, with exact ground truth.
 
     \b
@@ -50,10 +49,11 @@ def synth(benchmark: str, count: int, seed: int, out: Path, difficulty: str,
     from rich.console import Console
     from rich.progress import Progress
 
-    spec = get_benchmark(benchmark)
-    run = RunSettings(benchmark_values(spec, "synth", options), seed=seed)
     console = Console(stderr=True)
     with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task(f"synthesizing {benchmark}", total=count)
-        path = spec.synth(out, count, seed, difficulty, run, lambda: progress.advance(task))
+        path = write_synthetic(
+            benchmark, out, count, seed=seed, difficulty=difficulty, options=options,
+            progress=lambda: progress.advance(task),
+        )  # fmt: skip
     click.echo(f"wrote {count} samples to {path}")
