@@ -30,3 +30,9 @@ class DataError(GavelError):
 
 class ConfigError(GavelError):
     """Options that cannot work together (for example no box format declared)."""
+
+
+class UsageError(ConfigError):
+    """Settings that cannot be used together or with this model or executor; the command line
+    shows it as a usage error (its usage line, then the message, exit 2), as it shows a bad
+    flag."""

@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from gavel import bounds
+from gavel.bounds import Bound
 from gavel.errors import ConfigError
 
 
@@ -35,35 +37,30 @@ class FiniteFloat(click.FloatRange):
         return super()._describe_range()
 
 
-#: The largest values a few counts may take. Beyond them a run cannot finish (a bootstrap of
-#: 2**63 resamples asks numpy for an array larger than memory, 10**29 requests in flight make
-#: as many tasks), so they are refused as usage errors instead of failing inside.
-MAX_CONCURRENCY = 1024
-MAX_BOOTSTRAP = 1_000_000
-MAX_SEED = 2**63 - 1
-#: Frames a second for video sampling: below one frame in 1000 s a video gives no frame, and
-#: ``1 / fps`` overflows to infinity for a tiny rate such as 1e-320.
-MIN_FPS, MAX_FPS = 0.001, 1000.0
+def click_type(bound: Bound) -> click.IntRange | FiniteFloat:
+    """The click type of a setting's :class:`~gavel.bounds.Bound` (its one declaration)."""
+    kind = click.IntRange if bound.kind is int else FiniteFloat
+    return kind(bound.min, bound.max, min_open=bound.min_open, max_open=bound.max_open)
 
 
-def concurrency_type() -> click.IntRange:
-    """Requests in flight: 1 to :data:`MAX_CONCURRENCY`."""
-    return click.IntRange(1, MAX_CONCURRENCY)
+def concurrency_type() -> click.IntRange | FiniteFloat:
+    """Requests in flight: 1 to :data:`~gavel.bounds.MAX_CONCURRENCY`."""
+    return click_type(bounds.CONCURRENCY)
 
 
-def bootstrap_type(minimum: int = 0) -> click.IntRange:
-    """Bootstrap resamples: ``minimum`` to :data:`MAX_BOOTSTRAP`."""
-    return click.IntRange(minimum, MAX_BOOTSTRAP)
+def bootstrap_type(minimum: int = 0) -> click.IntRange | FiniteFloat:
+    """Bootstrap resamples: ``minimum`` to :data:`~gavel.bounds.MAX_BOOTSTRAP`."""
+    return click_type(bounds.bootstrap(minimum))
 
 
-def seed_type() -> click.IntRange:
+def seed_type() -> click.IntRange | FiniteFloat:
     """A seed: numpy's generators take non-negative whole numbers only (-1 failed inside)."""
-    return click.IntRange(0, MAX_SEED)
+    return click_type(bounds.SEED)
 
 
-def fps_type() -> FiniteFloat:
-    """Frames a second: :data:`MIN_FPS` to :data:`MAX_FPS`."""
-    return FiniteFloat(MIN_FPS, MAX_FPS)
+def fps_type() -> click.IntRange | FiniteFloat:
+    """Frames a second: :data:`~gavel.bounds.MIN_FPS` to :data:`~gavel.bounds.MAX_FPS`."""
+    return click_type(bounds.FPS)
 
 
 #: A split name as the Hub's ``datasets`` library accepts it (``test``, ``real_test``,

@@ -10,8 +10,10 @@ from gavel.benchmarks.registry import get_benchmark
 from gavel.cli import cost
 from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import BenchmarkCommand
-from gavel.cli.generate import SamplesFailed, generate
+from gavel.cli.generate import generate
 from gavel.cli.score import judge_for, score
+from gavel.execution.generation import SamplesFailed
+from gavel.execution.pricing import spent_by_generation
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
 #: The benchmark's own options and the selection flags (with --seed) come from the benchmark
@@ -72,7 +74,7 @@ def _run(**kwargs) -> None:
                    **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
     except SamplesFailed as error:  # scored all the same (model_error); the exit says so
         failed = error
-    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions, bool(kwargs.get("batch")))
+    spent = spent_by_generation(flags.price, kwargs["spec"], predictions, bool(kwargs.get("batch")))
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],

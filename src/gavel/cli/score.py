@@ -174,7 +174,7 @@ def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ..
                progress: bool = True, judge_rpm: float | None = None,
                judge_tpm: float | None = None):  # fmt: skip
     """The judge the flags describe; an LLM judge's replies go beside ``out``."""
-    from gavel.cli.generate import default_cache
+    from gavel.execution.cache import default_cache
     from gavel.judge.apply import JudgeOptions, load_judge
 
     extra = json_object(judge_extra_body, "--judge-extra-body")
