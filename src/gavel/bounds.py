@@ -53,7 +53,8 @@ class Bound:
         try:
             number = self.kind(value)
         except (TypeError, ValueError):
-            name = "integer" if self.kind is int else "float"
+            # The names of the click types built from bounds: IntRange, FiniteFloat.
+            name = "integer range" if self.kind is int else "finite float"
             raise OutOfBounds(f"{value!r} is not a valid {name}.") from None
         low = self.min is not None and (number <= self.min if self.min_open else number < self.min)
         high = self.max is not None and (number >= self.max if self.max_open else number > self.max)

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import ConfigError
+from gavel.execution.generation import SamplesFailed
 from gavel.execution.settings import DTYPES, EXECUTORS, GenerateSettings, bound
 
-__all__ = ["DTYPES", "EXECUTORS", "GenerateSettings", "Generation", "bound", "generate",
-           "generate_with"]  # fmt: skip
+__all__ = ["DTYPES", "EXECUTORS", "GenerateSettings", "Generation", "SamplesFailed", "bound",
+           "from_parameters", "generate", "generate_with", "spent_by"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -142,3 +143,12 @@ def generate(benchmark: str, *, data: str | Path, model: str, out: str | Path,
 
         sys.stdout.write(render(build_report([generation.estimate], record), typed.dry_run_format))
     return generation
+
+
+def spent_by(predictions: Path, model: str, price: str | None, batch: bool = False) -> float:
+    """What the usage a predictions file records cost (USD), at ``price`` (``IN,OUT``) or the
+    built-in table's price of ``model`` (its batch price with ``batch``); 0 without a price.
+    ``gavel run`` gives its judge what is left of one ``max_cost``."""
+    from gavel.execution.pricing import spent_by_generation
+
+    return spent_by_generation(price, model, predictions, batch)

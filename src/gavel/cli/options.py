@@ -7,16 +7,16 @@ internal error. Every float option of every command takes :class:`FiniteFloat` i
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from typing import Any
 
 import click
 
 from gavel import bounds
 from gavel.bounds import Bound
-from gavel.errors import ConfigError
+
+# The JSON-object flags' parser is the library's (one definition for every command).
+from gavel.execution.model_options import json_object as json_object
 
 
 class FiniteFloat(click.FloatRange):
@@ -75,17 +75,4 @@ def split_name(value: str) -> str:
         raise click.BadParameter(
             f"{value!r} is not a split name (letters, digits and _, dots between them)"
         )
-    return value
-
-
-def json_object(text: str | None, flag: str) -> dict[str, Any]:
-    """The JSON object a flag such as ``--extra-body`` gives ({} when not given)."""
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{flag} is not JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{flag} must be a JSON object")
     return value

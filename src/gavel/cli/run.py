@@ -6,14 +6,13 @@ from pathlib import Path
 
 import click
 
-from gavel.benchmarks.registry import get_benchmark
+from gavel.api.benchmarks import benchmark
+from gavel.api.generation import SamplesFailed, spent_by
 from gavel.cli import cost
 from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.generate import generate
 from gavel.cli.score import judge_for, score
-from gavel.execution.generation import SamplesFailed
-from gavel.execution.pricing import spent_by_generation
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
 #: The benchmark's own options and the selection flags (with --seed) come from the benchmark
@@ -55,7 +54,7 @@ def _run(**kwargs) -> None:
     out: Path = kwargs.pop("out")
     flags = cost.pop_cost_flags(kwargs)
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
-    bench = get_benchmark(kwargs["benchmark"])
+    bench = benchmark(kwargs["benchmark"]).spec
     own = {o.name: kwargs.pop(o.name) for o in bench.options if o.name in kwargs}
     selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
@@ -74,7 +73,7 @@ def _run(**kwargs) -> None:
                    **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
     except SamplesFailed as error:  # scored all the same (model_error); the exit says so
         failed = error
-    spent = spent_by_generation(flags.price, kwargs["spec"], predictions, bool(kwargs.get("batch")))
+    spent = spent_by(predictions, kwargs["spec"], flags.price, bool(kwargs.get("batch")))
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],
