@@ -25,7 +25,7 @@ def batch_settings(on: bool, flag: str, fallback: str | None, rounds: int | None
                    poll: float | None) -> Any:  # fmt: skip
     """The batch runner's settings (None when ``on`` is not set); a tuning setting given
     without ``--FLAG`` itself is refused, naming both."""
-    given = {"fallback": fallback, "rounds": rounds, "poll": poll}
+    given: dict[str, Any] = {"fallback": fallback, "rounds": rounds, "poll": poll}
     if not on:
         named = [f"--{flag}-{k}" for k, v in given.items() if v is not None]
         if named:

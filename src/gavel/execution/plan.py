@@ -102,7 +102,8 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     from gavel.sources import resolve_data
 
     s = checked(settings)
-    spec, out = str(s.model), Path(str(s.out))
+    assert s.data is not None and s.model is not None and s.out is not None  # checked
+    spec, out = s.model, s.out
     refuse_ray_settings(s)
     failure_limit = MaxFailures.parse(s.max_failures) if s.max_failures is not None else None
     family = get_preset(s.preset) if s.preset else None

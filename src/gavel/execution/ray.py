@@ -18,7 +18,9 @@ class RayExecutor:
         from gavel.runner.ray_executor import run_ray
 
         s = plan.settings
-        timeout = {} if s.placement_timeout is None else {"placement_timeout": s.placement_timeout}
+        timeout: dict[str, Any] = (
+            {} if s.placement_timeout is None else {"placement_timeout": s.placement_timeout}
+        )
         # retry_errors: as the local executor, failed samples are asked again.
         summary = run_ray(str(s.model), plan.options, plan.prepared.requests, plan.out,
                           workers=s.workers, retry_errors=True, ray_address=s.ray_address,

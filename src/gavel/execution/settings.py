@@ -183,6 +183,8 @@ SETTINGS = {f.name: f for f in dataclasses.fields(GenerateSettings)}
 _PATHS = ("data", "out", "cache", "image_root", "tokenizer", "batch_requests_only",
           "from_batch_output")  # fmt: skip
 _REPEATED = ("base_url", "sample_id")
+#: Settings every generation gives.
+REQUIRED = ("data", "model", "out")
 
 
 def bound(name: str) -> Bound:
@@ -220,6 +222,9 @@ def checked(settings: GenerateSettings) -> GenerateSettings:
     from gavel.benchmarks.registry import benchmark_names
     from gavel.models.presets import preset_names
 
+    for name in REQUIRED:
+        if getattr(settings, name) is None:  # in click's words for a flag not given
+            raise ConfigError(f"Missing option '{flag(name)}'.")
     choices = {"benchmark": benchmark_names(), "preset": preset_names()}
     values: dict[str, Any] = {}
     for name, spec in SETTINGS.items():
