@@ -21,8 +21,6 @@ from gavel.execution.pricing import bound_cost
 from gavel.execution.settings import bound
 
 _FLAGS = "gavel.cost.flags"
-#: Where ``gavel run --dry-run`` collects the parts of its one report.
-_COLLECT = "gavel.cost.collect"
 
 
 @dataclass(frozen=True)
@@ -114,12 +112,7 @@ def pop_cost_flags(kwargs: dict[str, Any]) -> CostFlags:
 
 
 def show_dry_run(parts: list, style: str) -> None:
-    """Print the report of ``parts`` (estimates); inside ``gavel run --dry-run``, keep them
-    for its one report instead."""
-    collected = click.get_current_context().meta.get(_COLLECT)
-    if collected is not None:
-        collected.extend(parts)
-        return
+    """Print the report of ``parts`` (estimates) with the run's resolved configuration."""
     from gavel.cli.config_file import resolved
     from gavel.cost.report import build_report, render
 
@@ -194,16 +187,11 @@ def score_dry_run(flags: CostFlags, judge, benchmark, data_file: Path, predictio
     show_dry_run([judge_estimate(flags, judge, items, judge_price)], flags.dry_run_format)
 
 
-def run_dry_run(ctx: click.Context, generate, flags: CostFlags, predictions: Path,
-                generating: dict[str, Any], judge, scoring: dict[str, Any],
-                score_values: dict[str, Any]) -> None:  # fmt: skip
-    """``gavel run --dry-run``: the generation's estimate and the judge's, in one report."""
-    parts: list = []
-    ctx.meta[_COLLECT] = parts
-    try:
-        ctx.invoke(generate, out=predictions, **generating, **for_generate(flags))
-    finally:
-        del ctx.meta[_COLLECT]
+def run_dry_run(flags: CostFlags, generation, predictions: Path, generating: dict[str, Any],
+                judge, scoring: dict[str, Any], score_values: dict[str, Any]) -> None:  # fmt: skip
+    """``gavel run --dry-run``: the generation's estimate (``generation``) and the judge's,
+    in one report."""
+    parts: list = [generation]
     if judge is not None and hasattr(judge, "requests_for"):
         parts.append(
             _planned_judge(flags, judge, generating, predictions, scoring, score_values, parts[0])
