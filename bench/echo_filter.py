@@ -1,7 +1,7 @@
 """What setting copied prompt text aside costs the GAVEL answer reader, measured side by side.
 
-Reads the same responses in one process, alternating: with the filter of every shipped prompt
-(what ``gavel score`` does) and with a filter that returns every text untouched at once, and
+Reads the same responses in one process, alternating: with the filter of every prompt sent
+(what ``gavel score`` passes the reader) and with a filter that returns every text untouched at once, and
 prints the best time per response of each and the ratio. The responses are typical answers (JSON with a box, prose, a leading
 yes/no), with one in ``--echo-share`` a parroted prompt.
 
@@ -15,7 +15,8 @@ import random
 import time
 
 from gavel import prompts
-from gavel.parsing.echo import Stripped
+from gavel.benchmarks.echo import echo_filter
+from gavel.parsing.echo import EchoFilter, Stripped
 from gavel.parsing.verdict import read_answer
 
 ANSWERS = [
@@ -45,10 +46,10 @@ class NoFilter:
         return Stripped(text, 0)
 
 
-def timed(texts: list[str]) -> float:
+def timed(texts: list[str], echo: EchoFilter | NoFilter) -> float:
     start = time.perf_counter()
     for text in texts:
-        read_answer(text)
+        read_answer(text, echo=echo)  # type: ignore[arg-type]
     return time.perf_counter() - start
 
 
@@ -58,13 +59,11 @@ def main() -> None:
     parser.add_argument("--echo-share", type=float, default=0.01)
     args = parser.parse_args()
     texts = responses(args.n, args.echo_share)
-    shipped = prompts.prompt_echo()
+    shipped = echo_filter()
     results: dict[str, list[float]] = {"without": [], "with": []}
     for _ in range(3):
         for name, echo in (("without", NoFilter()), ("with", shipped)):
-            prompts._ECHO = echo  # the reader asks prompts.prompt_echo() for its filter
-            results[name].append(timed(texts))
-    prompts._ECHO = shipped
+            results[name].append(timed(texts, echo))
     best = {name: min(times) for name, times in results.items()}
     for name in ("without", "with"):
         print(f"{name:>7} the echo filter: {best[name]:.2f} s, "

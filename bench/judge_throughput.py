@@ -21,8 +21,8 @@ import openai  # noqa: F401  (imported before timing: its import is not the judg
 
 from gavel.judge.items import JudgeItem
 from gavel.judge.llm import LLMJudge
-from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
+from gavel.requests import Request
 from gavel.runner.async_runner import run_async
 from loopback import loopback_server
 

@@ -34,11 +34,11 @@ from pathlib import Path
 
 import openai  # noqa: F401  (imported before timing: its import is not the runner's cost)
 
-from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
+from gavel.requests import Request
 from gavel.runner.async_runner import run_async
-from gavel.runner.gate import EndpointGate
-from gavel.runner.queueing import QueueWatch
+from gavel.transport.gate import EndpointGate
+from gavel.transport.queueing import QueueWatch
 from loopback import loopback_server
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "runner" / "openai_server.py"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import openai  # noqa: F401  (imported before timing: its import is not the runner's cost)
 
-from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
+from gavel.requests import Request
 from gavel.runner.async_runner import run_async
 from loopback import loopback_server
 

@@ -49,7 +49,7 @@ SLOW_MODULES = frozenset(
         "models/test_scene.py",
         "report/test_browser.py",
         "report/test_html.py",
-        "runner/test_gate.py",
+        "transport/test_gate.py",
         "runner/test_generate_cli.py",
         "runner/test_ray_data.py",
         "runner/test_ray_executor.py",

@@ -9,10 +9,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 #: Each public name and the module that defines it.
 _EXPORTS = {
+    "__version__": "gavel.version",
     "Benchmark": "gavel.api.benchmarks",
     "benchmark": "gavel.api.benchmarks",
     "benchmark_names": "gavel.api.benchmarks",
@@ -20,6 +19,7 @@ _EXPORTS = {
     "GenerateSettings": "gavel.api.generation",
     "generate": "gavel.api.generation",
     "Result": "gavel.api.scoring",
+    "ScoreSettings": "gavel.api.scoring",
     "score": "gavel.api.scoring",
     "run": "gavel.api.running",
     "synthesize": "gavel.api.synthesis",
@@ -40,6 +40,7 @@ __all__ = [
     "Prediction",
     "Result",
     "Score",
+    "ScoreSettings",
     "__version__",
     "benchmark",
     "benchmark_names",
@@ -53,10 +54,11 @@ if TYPE_CHECKING:
     from gavel.api.benchmarks import Benchmark, benchmark, benchmark_names
     from gavel.api.generation import GenerateSettings, Generation, generate
     from gavel.api.running import run
-    from gavel.api.scoring import Result, score
+    from gavel.api.scoring import Result, ScoreSettings, score
     from gavel.api.synthesis import synthesize
     from gavel.errors import ConfigError, DataError, GavelError
     from gavel.records import Prediction, Score
+    from gavel.version import __version__
 
 
 def __getattr__(name: str) -> Any:

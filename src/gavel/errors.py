@@ -33,6 +33,5 @@ class ConfigError(GavelError):
 
 
 class UsageError(ConfigError):
-    """Settings that cannot be used together or with this model or executor; the command line
-    shows it as a usage error (its usage line, then the message, exit 2), as it shows a bad
-    flag."""
+    """A setting refused the way the command line refuses a flag (shown as its usage error):
+    settings that need each other, or a value that does not fit what else was given."""

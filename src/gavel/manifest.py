@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-import gavel
 from gavel.records import Manifest
+from gavel.version import __version__
 
 #: Libraries whose versions can change a number.
 TRACKED_LIBRARIES = ("numpy", "scipy", "msgspec", "pillow")
@@ -23,7 +23,7 @@ TRACKED_LIBRARIES = ("numpy", "scipy", "msgspec", "pillow")
 
 def git_revision() -> str | None:
     """The commit of the gavel source tree, when running from a checkout."""
-    source = Path(gavel.__file__).resolve().parent
+    source = Path(__file__).resolve().parent
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -82,7 +82,7 @@ def redact_userinfo(value: Any) -> Any:
 
 def build_manifest(benchmark: str, **fields: Any) -> Manifest:
     return Manifest(
-        gavel_version=gavel.__version__,
+        gavel_version=__version__,
         git_revision=git_revision(),
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         command=redact_userinfo(list(sys.argv)),

@@ -102,7 +102,7 @@ class Prediction(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     ``pixel`` and ``resized-pixel`` conventions.
 
     ``finish_reason`` is the server's (``stop``, ``length`` when the token limit cut the answer
-    off, ...); ``error_kind`` classifies ``error`` (:mod:`gavel.runner.failures`). Both are
+    off, ...); ``error_kind`` classifies ``error`` (:mod:`gavel.transport.failures`). Both are
     absent from files written before they existed, which stay readable.
     """
 

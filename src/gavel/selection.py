@@ -56,7 +56,7 @@ class Selection:
         An id asked for that is not in ``ids`` is an error naming it: a typo must not shrink a
         run silently.
         """
-        positions = range(len(ids))
+        positions: Sequence[int] = range(len(ids))
         if self.sample_ids:
             where = {sample_id: i for i, sample_id in enumerate(ids)}
             unknown = [s for s in dict.fromkeys(self.sample_ids) if s not in where]

@@ -7,8 +7,8 @@ import json
 
 from gavel.batch.requests_file import read_custom_ids, read_sizes, sizes_path, write_parts
 from gavel.examples import example_dir
-from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
+from gavel.requests import Request
 
 IMAGES = sorted((example_dir("photos") / "images").iterdir())[:5]
 

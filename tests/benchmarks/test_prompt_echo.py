@@ -25,6 +25,7 @@ import pytest
 from gavel.benchmarks.detailverify import prompt as detailverify
 from gavel.benchmarks.detailverify.data import DetailVerifySample
 from gavel.benchmarks.detailverify.tokens import score_sample
+from gavel.benchmarks.echo import echo_filter
 from gavel.benchmarks.gavel import prompt as gavel
 from gavel.benchmarks.gavel import scoring as gavel_scoring
 from gavel.benchmarks.gavel.data import load_samples
@@ -137,7 +138,7 @@ def test_there_are_fragments_of_every_prompt():
 @pytest.mark.parametrize(("name", "text"), FRAGMENTS, ids=IDS)
 def test_gavel_gives_no_verdict_and_no_box(name, text):
     for truncated in (False, True):
-        assert read_answer(text, truncated=truncated).verdict is None
+        assert read_answer(text, truncated=truncated, echo=echo_filter()).verdict is None
     geometry = ImageGeometry(640, 480, sent_size=(640, 480), input_size=(644, 476))
     for convention in convention_names():
         assert parse_boxes(text, convention, geometry).boxes == [], convention

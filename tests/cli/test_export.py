@@ -199,7 +199,7 @@ def test_each_model_is_asked_and_scored_in_its_box_convention(gavel_main, tmp_pa
     prompt asks for that convention, and the answers are read in it. For lmms-eval's
     ``qwen2_5_vl`` the boxes are pixels of the image resized within lmms-eval's window, so
     boxes placed there score in full, and read in the processor's window they would not."""
-    from gavel.integrations._gavel_api import TaskOptions, load_requests
+    from gavel.api.tasks import TaskOptions, load_requests
     from gavel.parsing.conventions import qwen_smart_resize
 
     code, text = gavel_main("export", "lmms-eval", tmp_path / "tasks", "--data", GOLD)
@@ -290,3 +290,28 @@ def test_a_file_of_an_earlier_export_is_removed_when_no_longer_written(gavel_mai
     assert sorted(p.name for p in folder.iterdir()) == [
         ".gavel-export.json", "docs.jsonl", "gavel_gavel.yaml", "notes.txt", "utils.py"
     ]  # fmt: skip
+
+
+def test_hub_dataset_is_refused_for_data_that_names_no_hub_dataset(gavel_main, tmp_path):
+    """``--hub-dataset`` names a Hub dataset: refused, in one message and with nothing written,
+    for local files, for a Parquet folder without the repository it is pushed to, and for a
+    repository name that is not one."""
+    code, text = gavel_main("data", "convert", GOLD, tmp_path / "repo")
+    assert code == 0, text
+    out = tmp_path / "t"
+    for given, said in [
+        (("--data", GOLD, "--hub-dataset"), "is not Hub data (hf:OWNER/NAME) nor a Parquet"),
+        (("--data", tmp_path / "repo", "--hub-dataset"), "name the Hub repository it is pushed"),
+        (("--data", tmp_path / "repo", "--hub-dataset", "no-owner"), "expected OWNER/NAME"),
+    ]:
+        code, text = gavel_main("export", "lmms-eval", out, *given)
+        assert code == 2 and said in text and "Traceback" not in text, text
+        assert not (out / "gavel").exists()
+    code, text = gavel_main("export", "lmms-eval", out, "--data", tmp_path / "repo",
+                            "--hub-dataset", "gavel-eval/photos@v1")  # fmt: skip
+    assert code == 0, text
+    yaml_text = (out / "gavel" / "gavel_gavel.yaml").read_text()
+    assert "dataset_path: gavel-eval/photos\n" in yaml_text
+    assert "dataset_kwargs:\n  revision: v1\ntest_split: test\n" in yaml_text
+    assert not (out / "gavel" / "docs.jsonl").exists()
+    assert "hf:gavel-eval/photos@v1:test" in (out / "gavel" / "utils.py").read_text()

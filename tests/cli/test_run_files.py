@@ -13,9 +13,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from gavel.cli.score import write_run
 from gavel.examples import example_dir
 from gavel.records import Result
+from gavel.scoring.files import write_run
 
 PHOTOS = example_dir("photos")
 

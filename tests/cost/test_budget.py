@@ -149,7 +149,7 @@ def test_a_limit_is_refused_where_nothing_is_paid(gavel_main, tmp_path):
 def test_the_limit_holds_back_only_requests_not_answered_yet():
     from gavel.cost.budget import Budget
     from gavel.cost.prices import Price
-    from gavel.models.base import Request
+    from gavel.requests import Request
     from gavel.runner.async_runner import AsyncRunSummary
 
     def ask(*ids):

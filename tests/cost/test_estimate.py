@@ -117,7 +117,7 @@ def test_a_video_costs_its_sampled_frames_as_images(counting_video, tmp_path):
     from gavel.cost.image_tokens import RULES
     from gavel.cost.tokens import estimate_counter
     from gavel.media.sampling import FrameSampling
-    from gavel.models.base import Request
+    from gavel.requests import Request
 
     video = counting_video(tmp_path / "v.mp4", frames=24, step=10, fps=8)  # 3 s, 64 x 48
     question = Request(sample_id="q1", task="t", prompt="Is it grey?", images=(str(video),))
@@ -141,7 +141,7 @@ def test_an_unreadable_video_is_named_not_counted_as_no_frames(counting_video, t
     from gavel.cost.image_tokens import RULES
     from gavel.cost.tokens import estimate_counter
     from gavel.media.sampling import FrameSampling
-    from gavel.models.base import Request
+    from gavel.requests import Request
 
     good = counting_video(tmp_path / "good.mp4", frames=8)
     broken = []

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from gavel.api.tasks import MessageBuilder, TaskOptions, load_requests
 from gavel.cli.main import main
-from gavel.integrations._gavel_api import MessageBuilder, TaskOptions, load_requests
 
 #: gavel synth's size for each benchmark (VideoHallucer: pairs, so twice as many questions).
 SIZES = {"gavel": 9, "detailverify": 6, "videohallucer": 3}
@@ -141,21 +141,45 @@ def scored_by_gavel():
 
 
 @pytest.fixture
-def gavel_parquet(saved, gavel_main, tmp_path, monkeypatch) -> tuple[Path, str]:
+def gavel_parquet(saved, gavel_main, offline_hub, tmp_path) -> tuple[Path, str]:
     """The saved GAVEL data as a Parquet folder (``gavel data convert``) and as the Hub
     dataset ``hf:gavel-eval/synth`` in a Hugging Face cache made here (tests/sources' fake
     cache, offline), with a fresh gavel data cache."""
-    import importlib.util
-
     repo = tmp_path / "repo"
     run_gavel("data", "convert", saved["gavel"].data, repo)
+    offline_hub.add("gavel-eval/synth", repo, "b" * 40)
+    return repo, "hf:gavel-eval/synth"
+
+
+@pytest.fixture
+def videohallucer_hub(saved, offline_hub, tmp_path) -> tuple[Path, str]:
+    """The saved VideoHallucer data as Parquet rows of pairs, videos embedded, and as the Hub
+    dataset ``hf:gavel-eval/videohallucer-synth`` in a Hugging Face cache made here."""
+    repo = tmp_path / "vh-repo"
+    _sources().videohallucer_parquet(
+        saved["videohallucer"].data, repo / "data" / "test-00000-of-00001.parquet"
+    )
+    offline_hub.add("gavel-eval/videohallucer-synth", repo, "c" * 40)
+    return repo, "hf:gavel-eval/videohallucer-synth"
+
+
+def _sources():
+    """tests/sources' conftest (its Hugging Face cache builder and Parquet writers)."""
+    import importlib.util
+
     spec = importlib.util.spec_from_file_location(
         "gavel_tests_sources_conftest", Path(__file__).parents[1] / "sources" / "conftest.py"
     )
     sources = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(sources)  # type: ignore[union-attr]
-    sources.HubCache(tmp_path / "hf-cache").add("gavel-eval/synth", repo, "b" * 40)
+    return sources
+
+
+@pytest.fixture
+def offline_hub(tmp_path, monkeypatch):
+    """An empty Hugging Face cache made here (tests/sources' ``HubCache``), offline, and a
+    fresh gavel data cache."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("GAVEL_CACHE_DIR", str(tmp_path / "gavel-cache"))
-    return repo, "hf:gavel-eval/synth"
+    return _sources().HubCache(tmp_path / "hf-cache")

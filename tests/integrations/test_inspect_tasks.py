@@ -358,7 +358,7 @@ def _judge_replies(server, answers, fake):
     """The server answers the model's questions with the saved answers and the judge's with a
     score drawn from the prompt; every fourth prompt is first answered without a score, so
     that a re-ask is needed (gavel's judge re-asks; so must the grader)."""
-    from gavel.judge.protocol import SYSTEM_PROMPT
+    from gavel.prompts.judge import SYSTEM_PROMPT
 
     seen: set[str] = set()
 

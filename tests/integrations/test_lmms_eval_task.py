@@ -433,7 +433,7 @@ def test_lmms_eval_hands_each_model_its_box_convention(saved, lmms_path, exporte
 
     from PIL import Image
 
-    from gavel.integrations._gavel_api import TaskOptions, load_requests
+    from gavel.api.tasks import TaskOptions, load_requests
     from gavel.integrations.lmms_eval_task import MODEL_PRESETS, MODEL_WINDOWS
     from gavel.parsing.conventions import qwen_smart_resize
 
@@ -503,3 +503,178 @@ def test_a_hub_export_runs_with_the_dataset_in_another_cache(
     for metric, name in HEADLINE["gavel"].items():
         assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
     assert (tmp_path / "other-gavel-cache").is_dir()  # read through gavel's data sources again
+
+
+def _prepared_by_datasets(repo: Path, name: str, cache: Path) -> None:
+    """``datasets``' own prepared copy of the Hub dataset ``name`` made from ``repo`` (its
+    files), where lmms-eval's first run of a task naming it leaves it: offline,
+    ``load_dataset("OWNER/NAME")`` reads only this copy (``<cache>/OWNER___NAME/CONFIG/...``),
+    never the Hugging Face cache's snapshots. Built here by ``datasets`` from the same files
+    (a folder named like the dataset) and placed under the Hub name."""
+    import datasets
+
+    owner, short = name.split("/")
+    named = cache.parent / "named" / short
+    named.parent.mkdir(parents=True, exist_ok=True)
+    named.symlink_to(repo, target_is_directory=True)
+    datasets.load_dataset_builder(str(named), cache_dir=str(cache)).download_and_prepare()
+    (cache / short).rename(cache / f"{owner}___{short}")
+
+
+def _aggregates_as_gavel_score(answers, out: Path, lmms_path: Path, scored_by_gavel,
+                               tmp_path: Path) -> None:  # fmt: skip
+    """lmms-eval's task object of ``answers``' benchmark exported into ``out``, run on the
+    saved answers (:data:`AGGREGATE`): each metric equals ``gavel score``'s."""
+    task = TASK[answers.benchmark]
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, str(out), f"{task}={answers.predictions}"],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])[task]
+    expected = scored_by_gavel(answers.benchmark, answers.data, answers.predictions,
+                               tmp_path / "e.json")  # fmt: skip
+    for metric, name in HEADLINE[answers.benchmark].items():
+        assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
+
+
+@pytest.fixture
+def hub_named(saved, gavel_main, gavel_parquet, tmp_path) -> Path:
+    """The GAVEL task exported from ``hf:gavel-eval/synth`` with ``--hub-dataset``, and the
+    dataset prepared in ``datasets``' cache of the lmms-eval runs (:func:`_env`)."""
+    repo, hub = gavel_parquet
+    _prepared_by_datasets(repo, hub.removeprefix("hf:"), tmp_path / "hf-datasets")
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "hub-tasks", "--data", hub,
+                            "--hub-dataset")  # fmt: skip
+    assert code == 0, text
+    return tmp_path / "hub-tasks"
+
+
+def test_a_hub_named_export_loads_its_rows_as_lmms_eval_tasks_do(
+    saved, lmms_path, hub_named, scored_by_gavel, server, fake, gavel_main, gavel_parquet,
+    tmp_path,
+):  # fmt: skip
+    """``--hub-dataset`` names the dataset as lmms-eval's own tasks do (``dataset_path:
+    OWNER/NAME``, the commit read as ``dataset_kwargs.revision``, the split): a whole
+    lmms-eval run offline loads its rows with ``datasets``, sends the rows' images and gavel's
+    prompts, and its metrics equal ``gavel score`` on the answers it logged; no path of this
+    machine is written. A Parquet folder exported as the repository it is pushed to names it
+    the same way."""
+    task = hub_named / "gavel"
+    yaml_text = (task / "gavel_gavel.yaml").read_text()
+    assert "dataset_path: gavel-eval/synth\ndataset_name: default\n" in yaml_text
+    assert f"dataset_kwargs:\n  revision: {'b' * 40}\ntest_split: test\n" in yaml_text
+    assert "process_docs: !function utils.process_docs" in yaml_text
+    assert sorted(p.name for p in task.iterdir()) == [
+        ".gavel-export.json",
+        "gavel_gavel.yaml",
+        "utils.py",
+    ]
+    for path in task.iterdir():
+        assert str(tmp_path) not in path.read_text(), path.name
+    results = _lmms_eval_run(saved, lmms_path, hub_named, server, fake, tmp_path,
+                             "--log_samples", tasks=TASK["gavel"])  # fmt: skip
+    answers = saved["gavel"]
+    (samples_file,) = (tmp_path / "out").rglob(f"*_samples_{TASK['gavel']}.jsonl")
+    logged = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    assert len(logged) == len(answers.by_message) == server.hits
+    expected = scored_by_gavel("gavel", answers.data, samples_file, tmp_path / "e.json")
+    for metric, name in HEADLINE["gavel"].items():
+        got = results[TASK["gavel"]][f"{metric},none"]
+        assert got == pytest.approx(expected[name], abs=1e-9), metric
+    # The pushed Parquet folder, named as its repository: the same dataset lines.
+    repo, _ = gavel_parquet
+    code, text = gavel_main("export", "lmms-eval", tmp_path / "pushed", "--data", repo,
+                            "--hub-dataset", "gavel-eval/synth")  # fmt: skip
+    assert code == 0, text
+    pushed = (tmp_path / "pushed" / "gavel" / "gavel_gavel.yaml").read_text()
+    assert "dataset_path: gavel-eval/synth\ndataset_name: default\ntest_split: test\n" in pushed
+
+
+def test_a_hub_named_task_reads_the_rows_images_and_refuses_another_commit(
+    saved, hub_named, gavel_parquet, tmp_path
+):
+    """The task's functions on the rows ``datasets`` gives: each image (decoded, or a struct
+    of bytes) is the pixels of gavel's own copy; rows that are not the recorded commit's (a
+    stale prepared copy) are refused, naming the dataset."""
+    import datasets
+    import numpy as np
+    from PIL import Image
+
+    from gavel.errors import GavelError
+
+    rows = datasets.load_dataset(str(tmp_path / "named" / "synth"), split="test")
+    task = _exported_task(hub_named / "gavel")
+    docs = task.process_docs(rows)
+    assert len(docs) == len(saved["gavel"].by_message)
+    raw = rows.cast_column("image", datasets.Image(decode=False))
+    assert isinstance(raw[0]["image"], dict) and raw[0]["image"]["bytes"]
+    for doc, undecoded in zip(docs, task.process_docs(raw), strict=True):
+        with Image.open(task._requests[doc["id"]].images[0]) as image:
+            own = np.asarray(image.convert("RGB"))
+        for got in (task.doc_to_visual(doc), task.doc_to_visual(undecoded)):
+            assert len(got) == 1 and np.array_equal(np.asarray(got[0]), own), doc["id"]
+        assert task.doc_to_text(doc) == task._requests[doc["id"]].prompt
+    with pytest.raises(GavelError, match=r"gavel-eval/synth.*another commit"):
+        task.process_docs(rows.select(range(len(rows) - 1)))
+
+
+def test_videohallucer_hub_rows_are_pairs_asked_as_two_questions(
+    saved, lmms_path, exported, scored_by_gavel, gavel_main, videohallucer_hub, tmp_path
+):
+    """A VideoHallucer Hub dataset of pair rows (videos embedded, as gavel's Parquet layout
+    reads them) exported with ``--hub-dataset``: lmms-eval's task object makes two documents
+    of each row, with gavel's question ids, gives the model the frames ``gavel generate``
+    sends (those of the documents export), and scores as ``gavel score``."""
+    import numpy as np
+
+    answers = saved["videohallucer"]
+    repo, hub = videohallucer_hub
+    _prepared_by_datasets(repo, hub.removeprefix("hf:"), tmp_path / "hf-datasets")
+    out = tmp_path / "vh-hub"
+    code, text = gavel_main("export", "lmms-eval", out, "--benchmark", "videohallucer",
+                            "--data", hub, "--hub-dataset")  # fmt: skip
+    assert code == 0, text
+    _aggregates_as_gavel_score(answers, out, lmms_path, scored_by_gavel, tmp_path)
+    import datasets
+
+    rows = datasets.load_dataset(str(tmp_path / "named" / "videohallucer-synth"), split="test")
+    docs = _exported_task(out / "videohallucer").process_docs(rows)
+    assert len(docs) == 2 * len(rows) == len(answers.by_message)
+    by_id = {json.loads(line)["id"]: json.loads(line) for line in
+             (exported / "videohallucer" / "docs.jsonl").read_text().splitlines()}  # fmt: skip
+    assert sorted(doc["id"] for doc in docs) == sorted(by_id)
+    hub_task = _exported_task(out / "videohallucer")
+    local_task = _exported_task(exported / "videohallucer")
+    for doc in docs.select(range(3)):
+        frames = [np.asarray(f) for f in hub_task.doc_to_visual(doc)]
+        own = [np.asarray(f) for f in local_task.doc_to_visual(by_id[doc["id"]])]
+        assert len(frames) == len(own) >= 8
+        assert all(np.array_equal(a, b) for a, b in zip(frames, own, strict=True)), doc["id"]
+
+
+def test_detailverify_hub_rows_with_images_as_repository_files(
+    saved, lmms_path, scored_by_gavel, gavel_main, offline_hub, tmp_path
+):
+    """DetailVerifyBench as published: JSON Lines rows whose images are files of the repository
+    (no bytes in the row). Exported with ``--hub-dataset``, lmms-eval's task object ids each
+    row by its file name, gives gavel's copy of its image, and scores as ``gavel score``."""
+    answers = saved["detailverify"]
+    repo = tmp_path / "dvb-repo"
+    shutil.copytree(answers.data.parent / "images", repo / "images")
+    (repo / "data").mkdir()
+    shutil.copy(answers.data, repo / "data" / "real_test.jsonl")
+    (repo / "README.md").write_text(
+        "---\nconfigs:\n- config_name: real_test\n  data_files:\n  - split: test\n"
+        "    path: data/real_test.jsonl\n---\n"
+    )
+    hub = "hf:gavel-eval/dvb-synth"
+    offline_hub.add(hub.removeprefix("hf:"), repo, "d" * 40)
+    _prepared_by_datasets(repo, hub.removeprefix("hf:"), tmp_path / "hf-datasets")
+    out = tmp_path / "dvb-hub"
+    code, text = gavel_main("export", "lmms-eval", out, "--benchmark", "detailverify",
+                            "--data", hub, "--hub-dataset")  # fmt: skip
+    assert code == 0, text
+    yaml_text = (out / "detailverify" / "gavel_detailverify.yaml").read_text()
+    assert "dataset_name: real_test\n" in yaml_text and "test_split: test\n" in yaml_text
+    _aggregates_as_gavel_score(answers, out, lmms_path, scored_by_gavel, tmp_path)

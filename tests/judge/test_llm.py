@@ -12,9 +12,10 @@ pytest.importorskip("openai", reason="the LLM judge needs the api extra (openai)
 
 from gavel.judge.items import JUDGE_ERROR, NOT_ANSWERED, OK, JudgeItem, summarize_judged
 from gavel.judge.llm import REPAIR_PROMPT, LLMJudge, prompt_sha256
-from gavel.judge.protocol import SYSTEM_PROMPT, judge_messages
+from gavel.judge.protocol import judge_messages
 from gavel.models.openai_compat import OpenAIChatModel
-from gavel.runner.retry import RetryPolicy
+from gavel.prompts.judge import SYSTEM_PROMPT
+from gavel.transport.retry import RetryPolicy
 
 
 def item(sample_id, column="Color", prediction="Hallucination: yes. It is blue.", truth="T"):

@@ -91,7 +91,7 @@ def test_the_dry_run_names_an_image_above_the_limit(synth_set, tmp_path):
     from gavel.cost.image_tokens import RULES
     from gavel.cost.tokens import estimate_counter
     from gavel.media.sampling import FrameSampling
-    from gavel.models.base import Request
+    from gavel.requests import Request
 
     image = huge_png(tmp_path / "huge.png", 12000, 12000)
     sending = Sending(counter=estimate_counter(), image_rule=RULES["openai"],

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from gavel.errors import ConfigError
-from gavel.models.base import Request
+from gavel.requests import Request
 
 torch = pytest.importorskip("torch", reason="the hf adapter needs torch (gavel-eval[hf])")
 transformers = pytest.importorskip(

@@ -16,10 +16,10 @@ import pytest
 from PIL import Image
 
 from gavel.errors import ConfigError, GavelError
-from gavel.models.base import Request
 from gavel.models.openai_compat import PLACEHOLDER_KEY, OpenAIChatModel, from_spec
 from gavel.parsing.conventions import ImageGeometry, get_convention
-from gavel.runner.retry import InvalidResponseError
+from gavel.requests import Request
+from gavel.transport.retry import InvalidResponseError
 
 pytest.importorskip("openai")
 

@@ -1,4 +1,7 @@
-"""parse_verdict and parse_explanation: the documented rules, in order, and hostile text."""
+"""parse_verdict and parse_explanation: the documented rules, in order, and hostile text.
+
+Each reader is given the filter GAVEL's scorer hands it (every prompt sent), as in a run.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,32 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gavel.parsing import parse_explanation, parse_verdict
-from gavel.parsing.verdict import MAX_EXPLANATION, read_answer
+from gavel.benchmarks.echo import echo_filter
+from gavel.parsing import verdict
+from gavel.parsing.verdict import MAX_EXPLANATION, NO_ECHO
+
+#: What GAVEL's scorer reads answers with.
+ECHO = echo_filter()
+
+
+def read_answer(text, **options):
+    return verdict.read_answer(text, echo=ECHO, **options)
+
+
+def parse_verdict(text, **options):
+    return verdict.parse_verdict(text, echo=ECHO, **options)
+
+
+def parse_explanation(text):
+    return verdict.parse_explanation(text, echo=ECHO)
+
+
+def test_without_a_filter_nothing_is_set_aside():
+    """The reader knows no prompt: only its caller's filter sets copied text aside."""
+    copied = "Use an empty list when there is no error."
+    assert verdict.read_answer(copied, echo=NO_ECHO).copied == 0
+    assert read_answer(copied).copied == 1
+
 
 # ============================================================================================
 # Rule 1: a JSON object with a verdict key

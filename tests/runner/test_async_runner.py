@@ -21,8 +21,8 @@ import pytest
 from PIL import Image
 
 from gavel.errors import GavelError
-from gavel.models.base import Answer, Capabilities, Request
 from gavel.models.openai_compat import OpenAIChatModel
+from gavel.requests import Answer, Capabilities, Request
 from gavel.runner.async_runner import (
     AsyncRunSummary,
     FailureBudget,
@@ -32,7 +32,7 @@ from gavel.runner.async_runner import (
     run_sync,
 )
 from gavel.runner.cache import AnswerCache
-from gavel.runner.retry import RetryPolicy, is_retryable, parse_retry_after
+from gavel.transport.retry import RetryPolicy, is_retryable, parse_retry_after
 
 pytest.importorskip("openai")
 
@@ -261,7 +261,7 @@ def test_resume_after_a_partial_run(server, api_key, tmp_path):
 KILL_DRIVER = textwrap.dedent(
     """
     import asyncio, sys
-    from gavel.models.base import Request
+    from gavel.requests import Request
     from gavel.models.openai_compat import OpenAIChatModel
     from gavel.runner.async_runner import run_async
 

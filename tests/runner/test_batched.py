@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gavel.models.base import Answer, Capabilities, Request
+from gavel.requests import Answer, Capabilities, Request
 from gavel.runner.async_runner import FailureBudget, RunAborted
 from gavel.runner.batched import run_batched
 
@@ -250,7 +250,7 @@ def test_a_failed_write_names_the_file_and_keeps_the_lines_before_it(tmp_path: P
     out = tmp_path / "pred.jsonl"
     script = (
         "import resource, sys\n"
-        "from gavel.models.base import Answer, Capabilities, Request\n"
+        "from gavel.requests import Answer, Capabilities, Request\n"
         "from gavel.runner.batched import run_batched\n"
         "class Model:\n"
         "    name = 'm'\n"

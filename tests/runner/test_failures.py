@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
 from gavel.records import Prediction
-from gavel.runner.async_runner import SAME_REFUSALS, FailureBudget, RunAborted, run_async
+from gavel.requests import Request
+from gavel.runner.async_runner import FailureBudget, RunAborted, run_async
 from gavel.runner.cache import AnswerCache
-from gavel.runner.failures import MAX_SERVER_WORDS, classify
-from gavel.runner.retry import RetryPolicy
 from gavel.runner.validating import ValidatingModel
+from gavel.transport.failures import MAX_SERVER_WORDS, SAME_REFUSALS, classify
+from gavel.transport.retry import RetryPolicy
 
 pytest.importorskip("openai")
 

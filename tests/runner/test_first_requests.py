@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
+from gavel.requests import Request
 from gavel.runner.async_runner import SAME_REFUSALS, RunAborted, run_async
 from gavel.runner.max_failures import MaxFailures
-from gavel.runner.retry import RetryPolicy
+from gavel.transport.retry import RetryPolicy
 
 pytest.importorskip("openai")
 

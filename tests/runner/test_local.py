@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from gavel.models.base import Answer, Capabilities, Request
+from gavel.requests import Answer, Capabilities, Request
 from gavel.runner.local import repair_tail, run_model
 from gavel.synth.gavel_set import generate_gavel
 

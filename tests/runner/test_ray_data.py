@@ -165,7 +165,7 @@ def test_a_row_without_a_prediction_is_one_clear_error():
 
 
 def test_a_video_is_sent_as_its_sampled_frames(counting_video, tmp_path):
-    from gavel.models.base import Request
+    from gavel.requests import Request
 
     video = counting_video(tmp_path / "v.mp4", frames=16)
     request = Request(sample_id="v", task="videohallucer", prompt="Is it grey?",

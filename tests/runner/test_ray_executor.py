@@ -100,7 +100,7 @@ def test_resume_after_a_crash_sends_only_the_missing_ids(cluster, dataset, local
 
 
 def test_a_failed_call_is_written_with_its_error(cluster, tmp_path):
-    from gavel.models.base import Request
+    from gavel.requests import Request
 
     # The scene model raises on a request whose image does not exist.
     requests = [Request(sample_id=f"s{i}", task="gavel", prompt="p",
@@ -122,7 +122,7 @@ def test_a_model_the_workers_cannot_build_fails_before_anything_is_written(clust
 
 
 def _request():
-    from gavel.models.base import Request
+    from gavel.requests import Request
 
     return Request(sample_id="x", task="gavel", prompt="p")
 

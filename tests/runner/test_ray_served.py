@@ -18,8 +18,8 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray)"
 pytest.importorskip("openai", reason="openai: models need the api extra (openai)")
 
 from gavel.errors import ConfigError  # noqa: E402
-from gavel.models.base import Request  # noqa: E402
 from gavel.models.openai_compat import OpenAIChatModel  # noqa: E402
+from gavel.requests import Request  # noqa: E402
 from gavel.runner.async_runner import RunAborted, run_sync  # noqa: E402
 from gavel.runner.ray_executor import RunStopped, run_ray  # noqa: E402
 

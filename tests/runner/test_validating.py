@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
-from gavel.models.base import Answer, Capabilities, Request
-from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+from gavel.requests import Answer, Capabilities, Request
+from gavel.runner.validating import ValidatingModel
+from gavel.transport.failures import InvalidAnswerError
 
 
 class Scripted:
@@ -50,6 +51,6 @@ def test_after_the_retries_the_request_fails_with_the_last_reply():
 
 
 def test_the_runner_does_not_retry_it():
-    from gavel.runner.retry import is_retryable
+    from gavel.transport.retry import is_retryable
 
     assert not is_retryable(InvalidAnswerError("x"))

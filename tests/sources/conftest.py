@@ -50,3 +50,40 @@ def hub_cache(tmp_path, monkeypatch) -> HubCache:
 def copy_tree(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)
     return target
+
+
+def videohallucer_parquet(release: Path, out: Path) -> None:
+    """The release folder as one Parquet file, one row per pair, videos embedded (flat)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from gavel.benchmarks.videohallucer.data import load_dataset
+
+    video = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    records = []
+    for pair in load_dataset(release).pairs:
+        record = {"category": pair.category, "type": pair.type}
+        for side in ("basic", "hallucination"):
+            question = pair.side(side)
+            data = (release / pair.category / "videos" / question.video).read_bytes()
+            record[f"{side}_video"] = {"bytes": data, "path": question.video}
+            record[f"{side}_question"] = question.question
+            record[f"{side}_answer"] = question.answer
+        records.append(record)
+    schema = pa.schema(
+        [("category", pa.string()), ("type", pa.string())]
+        + [
+            (f"{side}_{name}", video if name == "video" else pa.string())
+            for side in ("basic", "hallucination")
+            for name in ("video", "question", "answer")
+        ]
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(records, schema=schema), out, row_group_size=2)
+
+
+@pytest.fixture(name="videohallucer_parquet")
+def videohallucer_parquet_writer():
+    """:func:`videohallucer_parquet`, for the test modules (importlib mode: they cannot import
+    this)."""
+    return videohallucer_parquet

@@ -279,41 +279,13 @@ def test_detailverifybench_published_layout_loads_as_is(tmp_path, gavel_main, hu
 # --- VideoHallucer from Parquet with the Video feature ----------------------------------------
 
 
-def _videohallucer_parquet(release: Path, out: Path) -> None:
-    """The release folder as one Parquet file, one row per pair, videos embedded (flat)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from gavel.benchmarks.videohallucer.data import load_dataset
-
-    video = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    records = []
-    for pair in load_dataset(release).pairs:
-        record = {"category": pair.category, "type": pair.type}
-        for side in ("basic", "hallucination"):
-            question = pair.side(side)
-            data = (release / pair.category / "videos" / question.video).read_bytes()
-            record[f"{side}_video"] = {"bytes": data, "path": question.video}
-            record[f"{side}_question"] = question.question
-            record[f"{side}_answer"] = question.answer
-        records.append(record)
-    schema = pa.schema(
-        [("category", pa.string()), ("type", pa.string())]
-        + [
-            (f"{side}_{name}", video if name == "video" else pa.string())
-            for side in ("basic", "hallucination")
-            for name in ("video", "question", "answer")
-        ]
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(records, schema=schema), out, row_group_size=2)
-
-
-def test_videohallucer_from_parquet_with_embedded_videos(tmp_path, gavel_main, hub_cache):
+def test_videohallucer_from_parquet_with_embedded_videos(
+    tmp_path, gavel_main, hub_cache, videohallucer_parquet
+):
     done = gavel_main("synth", "--benchmark", "videohallucer", "--n", "6", "--out", tmp_path / "vh")
     assert done.code == 0, done.text
     repo = tmp_path / "vh-repo"
-    _videohallucer_parquet(tmp_path / "vh", repo / "data" / "test-00000-of-00001.parquet")
+    videohallucer_parquet(tmp_path / "vh", repo / "data" / "test-00000-of-00001.parquet")
     hub_cache.add("gavel-eval/videohallucer-synth", repo, COMMIT_A)
     common = ("--benchmark", "videohallucer", "--model", "scene", "--no-progress")
     sources = {

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch", reason="training needs torch (gavel-eval[tr
 pytest.importorskip("transformers", reason="training needs transformers (gavel-eval[train])")
 
 from gavel.errors import GavelError  # noqa: E402
-from gavel.models.base import Request  # noqa: E402
+from gavel.requests import Request  # noqa: E402
 from gavel.train.collate import Collator, join  # noqa: E402
 from gavel.train.coords import COORD_TOKENS  # noqa: E402
 from gavel.train.masking import IGNORE, ChatEncoder, end_token_ids  # noqa: E402

@@ -17,9 +17,9 @@ from click.testing import CliRunner  # noqa: E402
 from gavel.benchmarks.gavel.data import load_samples  # noqa: E402
 from gavel.cli.main import cli  # noqa: E402
 from gavel.errors import ConfigError  # noqa: E402
-from gavel.models.base import Request  # noqa: E402
 from gavel.models.hf import HFModel  # noqa: E402
 from gavel.parsing import ImageGeometry, parse_boxes, parse_verdict  # noqa: E402
+from gavel.requests import Request  # noqa: E402
 from gavel.train import checkpoints as ckpt  # noqa: E402
 from gavel.train.coords import COORD_TOKENS, parse_tokens  # noqa: E402
 from gavel.train.sft_data import load_examples  # noqa: E402

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 
-from gavel.annotate import payload as annotations
+from gavel.annotate import payload
 from gavel.annotate.db import images_root, read
 from gavel.benchmarks.gavel.data import validate_file
 from gavel.errors import DataError
@@ -86,8 +86,8 @@ def export(
     prefix = _image_prefix(root, out.resolve().parent)
     records, unusable = [], 0
     for row in rows:
-        annotation = annotations.decode(row["payload"])
-        if annotation.verdict == annotations.UNUSABLE:
+        annotation = payload.decode(row["payload"])
+        if annotation.verdict == payload.UNUSABLE:
             unusable += 1
             continue
         records.append(_record(row, annotation, prefix))
@@ -138,8 +138,8 @@ def _image_prefix(root: Path, out_dir: Path) -> str:
     return Path(relative).as_posix() + "/"
 
 
-def _record(row: sqlite3.Row, annotation: annotations.Annotation, prefix: str) -> dict:
-    hallucinated = annotation.verdict == annotations.HALLUCINATED
+def _record(row: sqlite3.Row, annotation: payload.Annotation, prefix: str) -> dict:
+    hallucinated = annotation.verdict == payload.HALLUCINATED
     record = {
         "id": row["key"],
         "image": prefix + row["image"],

@@ -19,7 +19,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from gavel.annotate import payload as annotations
+from gavel.annotate import payload
 from gavel.annotate.db import now
 from gavel.geometry import xywh_to_xyxy
 from gavel.overlap import union_iou
@@ -70,10 +70,10 @@ def _people(conn: sqlite3.Connection, versions: list[sqlite3.Row]) -> list[dict[
 
 
 def _agreement(versions: list[sqlite3.Row]) -> dict[str, Any]:
-    by_item: dict[int, dict[str, annotations.Annotation]] = defaultdict(dict)
+    by_item: dict[int, dict[str, payload.Annotation]] = defaultdict(dict)
     for version in versions:
-        by_item[version["item_id"]][version["action"] + _check_suffix(version)] = (
-            annotations.decode(version["payload"])
+        by_item[version["item_id"]][version["action"] + _check_suffix(version)] = payload.decode(
+            version["payload"]
         )
     double, review, check = Tally(), Tally(), Tally()
     for found in by_item.values():
@@ -108,13 +108,11 @@ class Tally:
         self.ious: list[float] = []
         self.unchanged = 0
 
-    def add(
-        self, a: annotations.Annotation, b: annotations.Annotation, *, changed: bool = True
-    ) -> None:
+    def add(self, a: payload.Annotation, b: payload.Annotation, *, changed: bool = True) -> None:
         self.items += 1
         self.unchanged += not changed
         self.verdicts_agree += a.verdict == b.verdict
-        if a.verdict == b.verdict == annotations.HALLUCINATED:
+        if a.verdict == b.verdict == payload.HALLUCINATED:
             self.both_hallucinated += 1
             self.categories_agree += a.category == b.category
             if a.boxes and b.boxes:

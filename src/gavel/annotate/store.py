@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gavel.annotate import payload as annotations
+from gavel.annotate import payload
 from gavel.annotate.db import get_meta, images_root, now, set_meta, write
 from gavel.annotate.users import User
 from gavel.curate.images import image_size, resolve_image
@@ -162,7 +162,7 @@ def import_pairs(
                 f"be annotated; convert it to PNG or JPEG (accepted: {' '.join(MEDIA_TYPES)})",
             )
         try:
-            size = image_size(path)
+            size: tuple[int, int] | None = image_size(path)
         except Exception as error:  # Pillow raises many kinds for unreadable files
             raise DataError(
                 pairs_file, None, "image", f"cannot read {pair.image!r} ({error})"
@@ -332,7 +332,7 @@ def view_item(conn: sqlite3.Connection, item_id: int, user: User) -> ItemView:
     )
     if user.role != "annotator":
         head = conn.execute("SELECT payload FROM versions WHERE id = ?", (item["head"],)).fetchone()
-        view.annotation = annotations.to_builtins(annotations.decode(head[0])) if head else None
+        view.annotation = payload.to_builtins(payload.decode(head[0])) if head else None
         view.history = history(conn, item_id)
         view.alignment, view.alignment_reason = item["alignment"], item["alignment_reason"]
     return view
@@ -354,7 +354,7 @@ def history(conn: sqlite3.Connection, item_id: int) -> list[dict[str, Any]]:
             "role": r["role"],
             "time": iso(r["created"]),
             "base_version": r["base_version"],
-            "annotation": annotations.to_builtins(annotations.decode(r["payload"])),
+            "annotation": payload.to_builtins(payload.decode(r["payload"])),
         }
         for r in rows
     ]
@@ -387,9 +387,7 @@ def save(
 ) -> Saved:
     """Store a new version (one transaction) or raise Conflict / Forbidden / PayloadError."""
     if action not in ACTIONS[user.role]:
-        raise annotations.PayloadError(
-            "action", f"a {user.role} can {' or '.join(ACTIONS[user.role])}"
-        )
+        raise payload.PayloadError("action", f"a {user.role} can {' or '.join(ACTIONS[user.role])}")
     with write(conn):
         item = item_row(conn, item_id)
         if item is None:
@@ -411,7 +409,7 @@ def save(
                 action,
                 user.id,
                 now(),
-                annotations.encode(annotation),
+                payload.encode(annotation),
                 base,
             ),
         )
@@ -487,21 +485,21 @@ def _require_head(conn: sqlite3.Connection, item: sqlite3.Row, base_version: int
 
 def _annotation(
     conn: sqlite3.Connection, item: sqlite3.Row, action: str, submitted: Any
-) -> annotations.Annotation:
+) -> payload.Annotation:
     if action in ("accept", "pass"):
         head = conn.execute("SELECT payload FROM versions WHERE id = ?", (item["head"],)).fetchone()
-        accepted = annotations.decode(head[0])
+        accepted = payload.decode(head[0])
         if submitted is not None and not isinstance(submitted, dict):
-            raise annotations.PayloadError("annotation", "expected an object (or nothing)")
+            raise payload.PayloadError("annotation", "expected an object (or nothing)")
         submitted = submitted or {}
         _require_unchanged(submitted, accepted, item, action)
-        accepted.note = str(submitted.get("note", "")).strip()[: annotations.MAX_NOTE]
+        accepted.note = str(submitted.get("note", "")).strip()[: payload.MAX_NOTE]
         return accepted
-    return annotations.parse_annotation(submitted, item["width"], item["height"])
+    return payload.parse_annotation(submitted, item["width"], item["height"])
 
 
 def _require_unchanged(
-    submitted: dict[str, Any], head: annotations.Annotation, item: sqlite3.Row, action: str
+    submitted: dict[str, Any], head: payload.Annotation, item: sqlite3.Row, action: str
 ) -> None:
     """An accept or pass keeps the head as it is; if it carries an annotation (the page sends
     what its form holds) that is not the head, the person changed something they would lose:
@@ -510,8 +508,8 @@ def _require_unchanged(
     if not fields:
         return
     try:
-        given = annotations.parse_annotation({**fields, "note": ""}, item["width"], item["height"])
-    except annotations.PayloadError:
+        given = payload.parse_annotation({**fields, "note": ""}, item["width"], item["height"])
+    except payload.PayloadError:
         given = None
     if given is None or (given.verdict, given.explanation, given.category, given.boxes) != (
         head.verdict,
@@ -519,7 +517,7 @@ def _require_unchanged(
         head.category,
         head.boxes,
     ):
-        raise annotations.PayloadError(
+        raise payload.PayloadError(
             "annotation",
             f"to {action} is to keep version {item['head']} as it is, but the annotation sent "
             "differs from it; save it as a correction instead, or reload to drop the change",

@@ -38,7 +38,7 @@ class Benchmark:
         """The benchmark's own settings by the names the API takes them under (the flag
         without dashes: DetailVerifyBench's ``--mode`` is ``mode``), each with its flag,
         default, choices and the steps that take it (``generate``, ``score``, ``synth``)."""
-        return {setting(option): option for option in self.spec.options}
+        return {option.setting: option for option in self.spec.options}
 
     def prepare(self, data: str | Path, model: str = "scene", *, image_root: str | Path | None = None,
                 **options: Any) -> Prepared:  # fmt: skip
@@ -61,11 +61,6 @@ class Benchmark:
         root = Path(image_root) if image_root is not None else None
         path, root, _ = resolve_data(self.name, data, root)
         return self.spec.prepare(path, load_model(model), RunSettings(values, root))
-
-
-def setting(option: BenchmarkOption) -> str:
-    """The keyword a benchmark option is given as: its flag without dashes."""
-    return option.flag[2:].replace("-", "_")
 
 
 def benchmark(name: str) -> Benchmark:

@@ -68,10 +68,11 @@ def settings_from(benchmark: str, given: Mapping[str, Any]) -> GenerateSettings:
     own settings by their flags' names (``prompt``, ``box_format``). A name neither is refused
     naming the benchmark it belongs to, or listing the settings there are."""
     from gavel.benchmarks.registry import benchmark_names, get_benchmark
-    from gavel.execution.settings import SETTINGS, choice
+    from gavel.execution.settings import SETTINGS
     from gavel.execution.settings import flag as flag_of
+    from gavel.setting_checks import check_choice
 
-    choice(flag_of("benchmark"), benchmark, benchmark_names())
+    check_choice(flag_of("benchmark"), benchmark, benchmark_names())
     bench = get_benchmark(benchmark)
     own = {o.flag[2:].replace("-", "_"): o for o in bench.options_for("generate")}
     fields = {name: value for name, value in given.items() if name in SETTINGS}

@@ -27,15 +27,15 @@ def run(benchmark: str, *, data: str | Path, model: str, out: str | Path,
     scores again. Samples that failed are scored (``model_error``), the files written, and
     then the failure is raised (:class:`~gavel.errors.GavelError`), as the command's exit 2.
     """
-    from gavel.api.generation import from_parameters, generate_with
-    from gavel.api.scoring import _score, make_judge
+    from gavel.api.generation import SamplesFailed, from_parameters, generate_with
+    from gavel.api.scoring import make_judge, score_with
     from gavel.benchmarks.registry import get_benchmark
     from gavel.cli import cost
     from gavel.cli.config_file import resolved
     from gavel.cli.run import SCORE_OPTIONS, _for
     from gavel.cli.run import run as command
     from gavel.cli.score import score as score_command
-    from gavel.execution.generation import SamplesFailed
+    from gavel.cli.score import settings_from_flags
 
     refuse_given(settings, _NOT_OFFERED, "gavel run")
     ctx = command_context(command, benchmark)
@@ -48,8 +48,10 @@ def run(benchmark: str, *, data: str | Path, model: str, out: str | Path,
     own = {o.name: values.pop(o.name) for o in bench.options if o.name in values}
     predictions, results = folder / "predictions.jsonl", folder / "results.json"
     judging = {k: v for k, v in scoring.items() if k.startswith(_JUDGE_SETTINGS)}
+    judge_settings = {"benchmark": benchmark, "data_file": data, "predictions": predictions,
+                      "out": results, **judging}  # fmt: skip
     with ctx:  # the judge first: a wrong judge flag costs no answer
-        made = make_judge(benchmark, results, judging)
+        made = make_judge(settings_from_flags(judge_settings))
     generating = {**values, **_for(bench, "generate", own), "out": predictions}
     generating |= {n: getattr(flags, n) for n in cost.COMMAND_FLAGS["generate"]}
     failed = None
@@ -67,7 +69,9 @@ def run(benchmark: str, *, data: str | Path, model: str, out: str | Path,
     scored |= {**selection, **scoring, **_for(bench, "score", own)}
     scored |= {n: getattr(flags, n) for n in cost.COMMAND_FLAGS["score"]}
     with score_ctx:
-        result = _score(scored, made)
+        result = score_with(settings_from_flags(scored), configuration=resolved(), judge=made)
+    if result.incomplete is not None:
+        raise result.incomplete
     if failed is not None:
         raise failed
     return result

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gavel.api.settings import command_context, command_values, refuse_given
+from gavel.api.settings import refuse_given
+from gavel.errors import ConfigError, GavelError, UsageError
 from gavel.records import Result as ResultRecord
 from gavel.records import Score
+from gavel.scoring.settings import BOUNDS, CHOICES, ScoreSettings
+
+__all__ = [
+    "BOUNDS",
+    "CHOICES",
+    "Result",
+    "ScoreSettings",
+    "score",
+    "score_dry_run",
+    "score_settings",
+    "score_with",
+]
 
 
 @dataclass
@@ -28,6 +43,11 @@ class Result:
     ledger_entry: dict[str, Any] | None = field(default=None, repr=False)
     #: The table format ``table()`` uses when none is given (``--format``).
     format: str = "table"
+    #: The files written (results.json, then the per-sample scores); empty until written.
+    written: tuple[Path, ...] = ()
+    #: Why the judging is not complete (the judge stopped: a budget, a failing server), with
+    #: the exit status the command line gives it; None when it is. The files are written.
+    incomplete: GavelError | None = field(default=None, repr=False)
 
     @property
     def benchmark(self) -> str:
@@ -67,8 +87,14 @@ class Result:
         ``gavel score --out FOLDER/results.json`` does (one change: a failed write leaves
         every file as it was); returns the results.json path."""
         out = Path(folder) / "results.json"
-        write_run(out, self)
+        self._write(out)
         return out
+
+    def _write(self, out: Path) -> None:
+        from gavel.scoring.files import write_run
+
+        per_sample = write_run(out, self.record, self.scores, self.ledger_entry)
+        self.written = (out, per_sample)
 
 
 #: ``gavel score`` flags the Python API does not take yet (the command line prints them).
@@ -82,90 +108,155 @@ def score(benchmark: str, *, data: str | Path, predictions: str | Path, judge: s
 
     ``judge``: ``--judge`` (GAVEL explanations: ``offline``, ``openai:MODEL``, a plugin's).
     ``out``: where ``--out`` writes results.json (its per-sample scores beside it); None
-    writes nothing (:meth:`Result.save` can, later). ``settings`` are the other flags of
-    ``gavel score`` by name (``bootstrap=0``, ``limit=20``, ``judge_concurrency=4``, the
-    benchmark's own such as ``match="union"``), with the same defaults and checks.
-    Raises :class:`~gavel.errors.GavelError` with the command line's message.
+    writes nothing (:meth:`Result.save` can, later). ``settings`` are the other fields of
+    :class:`~gavel.scoring.settings.ScoreSettings` (``bootstrap=0``, ``limit=20``,
+    ``judge_concurrency=4``) and the benchmark's own options (``match="union"``), with
+    ``gavel score``'s defaults and checks: a refused one is a
+    :class:`~gavel.errors.ConfigError` naming it, in the command line's words. A judge that
+    did not finish is raised (:class:`~gavel.errors.GavelError`) after the files are written.
     """
-    import click
-
-    from gavel.cli.score import score as command
-
     refuse_given(settings, _NOT_OFFERED, "gavel score --dry-run")
-    ctx = command_context(command, benchmark)
-    given: dict[str, Any] = {"benchmark": benchmark, "data": data, "predictions": predictions}
-    given |= {name: value for name, value in (("judge", judge), ("out", out)) if value is not None}
-    values = command_values(ctx, {**given, **settings})
-    try:
-        with ctx:
-            return _score(values)
-    except click.ClickException as error:
-        from gavel.errors import ConfigError
-
-        raise ConfigError(error.format_message()) from None
-
-
-def _score(values: dict[str, Any], judge: Any = None) -> Result:
-    """The body of ``gavel score`` on checked values (click's parameter names), returning the
-    run instead of printing it. ``judge``: one already built from these values (``gavel run``
-    builds it before generating, so a wrong judge flag costs no answers)."""
-    import click
-
+    made, given = score_settings(benchmark, data=data, predictions=predictions, judge=judge,
+                                 out=out, **settings)  # fmt: skip
     from gavel.benchmarks.registry import get_benchmark
-    from gavel.benchmarks.spec import RunSettings
-    from gavel.cli import cost
-    from gavel.cli.benchmark_flags import benchmark_values, make_selection
-    from gavel.cli.score import evaluate_run, run_name
-    from gavel.errors import GavelError
-    from gavel.integrations.inspect_log import is_inspect_log
-    from gavel.sources import resolve_data
 
-    benchmark, predictions, out = values.pop("benchmark"), values.pop("predictions"), values["out"]
-    epoch, style, name = values.pop("epoch"), values.pop("style"), values.pop("name")
-    if epoch is not None and not is_inspect_log(predictions):
-        raise click.UsageError(f"--epoch chooses an epoch of an inspect .eval log: {predictions}")
-    data_file, image_root, data_source = resolve_data(
-        benchmark, values.pop("data_file"), values.pop("image_root")
-    )
-    spec = get_benchmark(benchmark)
-    flags = {k: v for k, v in values.items() if k not in (*cost.NAMES, "out")}
-    bench_values = benchmark_values(spec, "score", flags)
-    resamples, seed = flags.pop("resamples"), flags.pop("seed")
-    selection = make_selection(
-        flags.pop("limit"), flags.pop("sample_ids"), flags.pop("shuffle"), seed
-    )
-    run = RunSettings(bench_values, image_root, resamples, seed, selection)
-    if judge is None:
-        judge = make_judge(benchmark, out, flags)
-    costs = cost.CostFlags(**{n: values[n] for n in cost.COMMAND_FLAGS["score"]})
-    cost.judge_budget(costs, judge, flags.get("judge_price"))
-    record, scores, ledger_entry = evaluate_run(
-        spec, data_file, predictions, run, epoch, data_source, judge, image_root, out
-    )
-    result = Result(record, scores, run_name(record, predictions, name), ledger_entry, style)
-    if out is not None:
-        write_run(out, result)
-    stopped = getattr(judge, "stopped", None)
-    if stopped:  # everything is written; the judging is not complete
-        raise GavelError(f"the judge did not finish: {stopped}")
+    configuration = made.configuration(get_benchmark(benchmark), given)
+    result = score_with(made, configuration=configuration)
+    if result.incomplete is not None:
+        raise result.incomplete
     return result
 
 
-def make_judge(benchmark: str, out: Path | None, flags: dict[str, Any]) -> Any:
-    """The judge the judge settings among ``flags`` ask for (taken out of them), or None,
-    as ``gavel score`` builds it: its batch settings given, its flags checked."""
-    from gavel.cli.batch_options import take_judge_flags, use_batch
-    from gavel.cli.score import judge_for
+def score_settings(benchmark: str, **given: Any) -> tuple[ScoreSettings, set[str]]:
+    """The :class:`ScoreSettings` of keyword settings (the benchmark's own options among them)
+    and the names given a value; a setting ``gavel score`` does not take is refused naming
+    it, or naming the benchmark it belongs to (``mode`` is DetailVerifyBench's)."""
+    from dataclasses import fields
 
-    judge_spec = flags.pop("judge_spec")
-    judge_batch = take_judge_flags(flags, judge_spec, out)
-    judge = judge_for(benchmark, out, judge_spec, **flags)
+    from gavel.benchmarks.registry import benchmark_names, foreign_option, get_benchmark
+    from gavel.setting_checks import check_choice, check_option
+
+    check_choice("--benchmark", benchmark, benchmark_names())
+    spec = get_benchmark(benchmark)
+    own = {option.setting: option for option in spec.options_for("score")}
+    names = {item.name for item in fields(ScoreSettings)} - {"options"}
+    for name in given:
+        if name not in names and name not in own:
+            refusal = foreign_option(f"--{name.replace('_', '-')}", spec, ("score",))
+            known = ", ".join(sorted(names | set(own)))
+            raise ConfigError(
+                refusal or f"{name!r} is not a setting of gavel score (its settings: {known})"
+            )
+    options = {name: check_option(own[name], value) for name, value in given.items() if name in own}
+    kept = {name: value for name, value in given.items() if name in names}
+    chosen = {name for name, value in given.items() if name not in _UNSET or value is not None}
+    kept = {name: value for name, value in kept.items() if name in chosen}
+    return ScoreSettings(benchmark=benchmark, **kept, options=options), chosen | {"benchmark"}
+
+
+#: Keywords of :func:`score` that are given None when not given (their default).
+_UNSET = ("judge", "out")
+
+
+def score_with(settings: ScoreSettings, *, configuration: dict[str, Any] | None = None,
+               judge: Any = None, spent_elsewhere: float = 0.0) -> Result:  # fmt: skip
+    """Score as ``settings`` say and write ``settings.out`` when given: what ``gavel score``
+    does, its printing aside. A judge that stops is no exception here: the result says so
+    (:attr:`Result.incomplete`), so a caller can show the run before it reports the stop.
+
+    ``configuration``: every setting's value and where it came from (``default``,
+    ``config``, ``command line``, ``python``), recorded in the manifest. ``judge``: one
+    already built from these settings (``gavel run`` builds it before generating, so a
+    wrong judge setting costs no answers). ``spent_elsewhere``: USD the same run spent
+    before (its generation), counted in ``max_cost``.
+    """
+    from gavel.cli import cost
+    from gavel.scoring.evaluate import run_name
+    from gavel.scoring.run import plan_scoring, score_plan
+
+    plan = plan_scoring(settings)
+    if judge is None:
+        judge = make_judge(settings)
+    with _usage_errors():
+        cost.judge_budget(_cost_flags(settings, spent_elsewhere), judge, settings.judge_price)
+    record, scores, ledger_entry = score_plan(plan, judge, configuration)
+    name = run_name(record, plan.predictions, settings.name)
+    result = Result(record, scores, name, ledger_entry, settings.format)
+    if plan.out is not None:
+        result._write(plan.out)
+    stopped = getattr(judge, "stopped", None)
+    if stopped:  # everything is written; the judging is not complete
+        result.incomplete = GavelError(f"the judge did not finish: {stopped}")
+        result.incomplete.exit_code = getattr(judge, "exit_code", 2)  # type: ignore[attr-defined]
+    return result
+
+
+def score_dry_run(settings: ScoreSettings) -> None:
+    """``gavel score --dry-run``: print what the judge would be sent and its cost (scoring
+    itself is free); nothing is sent or written."""
+    from gavel.cli import cost
+    from gavel.io.formats.inspect_log import reading_epoch
+    from gavel.scoring.run import plan_scoring
+
+    plan = plan_scoring(settings)
+    judge = make_judge(settings)
+    with reading_epoch(plan.epoch):
+        cost.score_dry_run(_cost_flags(settings), judge, plan.spec, plan.data_file, plan.predictions, plan.run,
+                           settings.judge_price)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _usage_errors() -> Iterator[None]:
+    """A usage error of the command-line helpers the scoring still calls (its batch and budget
+    settings) as gavel's own, so a Python caller gets a ConfigError."""
+    import click
+
+    try:
+        yield
+    except click.UsageError as error:
+        raise UsageError(error.format_message()) from None
+
+
+def _cost_flags(settings: ScoreSettings, spent_elsewhere: float = 0.0) -> Any:
+    from gavel.cli.cost import CostFlags
+
+    return CostFlags(dry_run=settings.dry_run, dry_run_format=settings.dry_run_format,
+                     judge_tokenizer=_path(settings.judge_tokenizer), max_cost=settings.max_cost,
+                     spent_elsewhere=spent_elsewhere)  # fmt: skip
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+def make_judge(settings: ScoreSettings) -> Any:
+    """The judge ``settings`` ask for, or None, as ``gavel score`` builds it: its batch
+    settings given, its settings checked (before any scoring)."""
+    from gavel.cli.batch_options import take_judge_flags, use_batch
+    from gavel.scoring.judging import judge_for
+
+    out = _path(settings.out)
+    batch = {"batch_judge": settings.judge_batch, "batch_judge_fallback":
+             settings.judge_batch_fallback, "batch_judge_rounds": settings.judge_batch_rounds,
+             "batch_judge_poll": settings.judge_batch_poll}  # fmt: skip
+    judging = {
+        "judge_base_urls": tuple(settings.judge_base_url),
+        "judge_api_key_env": settings.judge_api_key_env,
+        "judge_concurrency": settings.judge_concurrency,
+        "judge_max_tokens": settings.judge_max_tokens,
+        "judge_temperature": settings.judge_temperature,
+        "judge_extra_body": settings.judge_extra_body,
+        "judge_retries": settings.judge_retries,
+        "judge_cache": _path(settings.judge_cache),
+        "no_judge_cache": settings.no_judge_cache,
+        "judge_price": settings.judge_price,
+        "judge_timeout": settings.judge_timeout,
+        "no_judge_model_check": settings.no_judge_model_check,
+        "judge_rpm": settings.judge_rpm,
+        "judge_tpm": settings.judge_tpm,
+    }
+    with _usage_errors():
+        judge_batch = take_judge_flags({**batch, **judging}, settings.judge, out)
+    judge = judge_for(settings.benchmark, out, settings.judge, **judging)
     use_batch(judge, judge_batch)
     return judge
-
-
-def write_run(out: Path, result: Result) -> None:
-    """The run's files at ``out`` (a results.json path), as ``gavel score --out`` writes."""
-    from gavel.cli.score import write_run as write
-
-    write(out, result.record, result.scores, result.ledger_entry)

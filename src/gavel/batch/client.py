@@ -86,7 +86,7 @@ class BatchClient:
         self.unlisted: dict[str, int] = {}
 
     def _fail(self, what: str, error: Exception) -> GavelError:
-        from gavel.runner.failures import classify
+        from gavel.transport.failures import classify
 
         cause = classify(error).cause
         return GavelError(self.redact(f"{what} at {self.client.base_url}: {cause}"))
@@ -160,7 +160,7 @@ class BatchClient:
         ``look()`` (after each pause of ``looks``) for what it may have made; ``(result,
         found)``. When ``blind()`` says why nothing could be looked for, a lost reply is not
         followed by another attempt: the error says so instead."""
-        from gavel.runner.retry import is_retryable
+        from gavel.transport.retry import is_retryable
 
         for attempt in range(1, ATTEMPTS + 1):
             try:
@@ -200,7 +200,7 @@ class BatchClient:
         """The batch of ``file_id`` tagged ``metadata``, and whether it was found made (by an
         attempt whose reply was lost) rather than made now."""
 
-        from gavel.runner.retry import status_of
+        from gavel.transport.retry import status_of
 
         def make() -> Any:
             send = lambda **tagged: self.once.batches.create(  # noqa: E731

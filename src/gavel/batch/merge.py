@@ -28,10 +28,11 @@ from typing import Any
 import click
 
 from gavel.errors import GavelError
-from gavel.models.base import Answer, Request
+from gavel.requests import Answer, Request
 from gavel.runner.async_runner import AsyncRunSummary, run_async
-from gavel.runner.retry import InvalidResponseError
-from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+from gavel.runner.validating import ValidatingModel
+from gavel.transport.failures import InvalidAnswerError
+from gavel.transport.retry import InvalidResponseError
 
 
 class BatchRequestError(GavelError):
@@ -142,7 +143,7 @@ def read_answer(model: Any, outcome: Outcome, sent: tuple[int, int] | None, requ
     if outcome.bad is not None:
         raise BatchRequestError(outcome.bad)
     if outcome.status not in (None, 200):  # OpenAI: an error body; vLLM: ``error`` text
-        from gavel.runner.failures import server_words
+        from gavel.transport.failures import server_words
 
         error = BatchRequestError("", outcome.status, outcome.body)
         words = server_words(error) if outcome.body is not None else None
@@ -152,7 +153,7 @@ def read_answer(model: Any, outcome: Outcome, sent: tuple[int, int] | None, requ
     if outcome.error is not None or outcome.status is None:
         said = _error_text(outcome.error) if outcome.error is not None else "no response"
         raise BatchRequestError(f"the batch failed this request: {said}")
-    inner = model.inner if isinstance(model, ValidatingModel) else model
+    inner: Any = model.inner if isinstance(model, ValidatingModel) else model
     answer = inner.answer_of(outcome.body, sent)
     if isinstance(model, ValidatingModel):
         valid = model.accept(answer.text, request) if model.with_request else model.accept(

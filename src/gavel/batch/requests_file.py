@@ -27,7 +27,7 @@ from typing import Any
 
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes, plain_mode
-from gavel.models.base import Request
+from gavel.requests import Request
 
 ENDPOINT = "/v1/chat/completions"
 #: OpenAI's limits on one batch input file, with room to spare for the bytes.

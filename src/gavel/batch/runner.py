@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast
 
 import click
 
@@ -44,16 +44,29 @@ from gavel.batch.requests_file import (
 from gavel.batch.state import BatchState, Part, batch_folder, load_state, run_tag, save_state
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes
-from gavel.models.base import Request
+from gavel.requests import Request
 from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, drop_errors, run_async
 from gavel.runner.cache import AnswerCache, model_identity
-from gavel.runner.failures import classify
 from gavel.runner.local import completed_ids
-from gavel.runner.retry import InvalidResponseError
-from gavel.runner.validating import InvalidAnswerError, ValidatingModel
+from gavel.runner.validating import ValidatingModel
+from gavel.transport.failures import InvalidAnswerError, classify
+from gavel.transport.retry import InvalidResponseError
 
-if TYPE_CHECKING:
-    from gavel.cost.budget import Budget
+
+class Budget(Protocol):
+    """What a batch run asks of the spending limit its caller hands it (the command's
+    :class:`gavel.cost.budget.Budget`): the cost package reads batch folders, so the batch
+    runner knows a budget only by these."""
+
+    #: This run's spend so far, as the batches report it (set by the run).
+    summary: Any
+    #: Whether a round held requests back (set by the run).
+    reached: bool
+
+    def fitting(self, requests: Iterable[Request]) -> list[Request]: ...
+
+    def batch_message(self, out: Path, held: int) -> str: ...
+
 
 FALLBACKS = ("batch", "online")
 #: Fetches of a batch's files at most while they hold fewer results than it reported.
@@ -300,6 +313,7 @@ class _Run:
 
     def _wait(self, state: BatchState, part: Part) -> None:
         seen: list[str] = []
+        batch_id = cast(str, part.batch_id)  # drive() waits only once the batch is created
 
         def record(batch: Any) -> None:
             seen.append(batch.status)
@@ -307,7 +321,7 @@ class _Run:
             self.save(state)
 
         try:
-            batch = wait(lambda: self.client.retrieve(part.batch_id), f"batch {part.batch_id}",
+            batch = wait(lambda: self.client.retrieve(batch_id), f"batch {part.batch_id}",
                          part.count, self.settings.poll, self.progress, record)  # fmt: skip
         except KeyboardInterrupt:
             raise BatchInterrupted(
@@ -456,17 +470,17 @@ def run_batch(
             summary.re_asked += len(remaining)
             import asyncio
 
-            part = AsyncRunSummary(model=model.name)
+            asked = AsyncRunSummary(model=model.name)
             asyncio.run(run_async(model, remaining, out, cache=run.cache, progress=progress,
-                                  retry_errors=False, summary=part, **(online or {})))  # fmt: skip
-            summary.add(part)
+                                  retry_errors=False, summary=asked, **(online or {})))  # fmt: skip
+            summary.add(asked)
         elif remaining:
             reason = BatchRequestError(f"not answered in {rounds} batch round(s)")
             run._write_with(remaining, {}, {r.sample_id: _final_error(failures.get(r.sample_id, reason))
                                             for r in remaining})  # fmt: skip
         if budget is not None:  # held back by a round, yet maybe sent by a later one
             budget.reached = bool(held)
-        if held and summary.stopped is None:
+        if held and budget is not None and summary.stopped is None:
             summary.stopped = budget.batch_message(out, len(held))
     finally:
         summary.seconds = time.perf_counter() - started

@@ -9,6 +9,8 @@ else. A plugin is imported only when it is chosen by name.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gavel.benchmarks.detailverify import BENCHMARK as DETAILVERIFY
 from gavel.benchmarks.gavel import BENCHMARK as GAVEL
 from gavel.benchmarks.spec import Benchmark
@@ -58,3 +60,23 @@ def benchmarks() -> list[Benchmark]:
     broken plugin never breaks a run of another benchmark)."""
     loaded = [p.loaded for n, p in plugins("benchmark").items() if n not in _BENCHMARKS]
     return [*_BENCHMARKS.values(), *(b for b in loaded if isinstance(b, Benchmark))]
+
+
+def option_owners(flag: str, commands: Sequence[str]) -> list[str]:
+    """The benchmarks that have ``flag`` on any of ``commands``."""
+    return [
+        b.name
+        for b in benchmarks()
+        if any(o.flag == flag for c in commands for o in b.options_for(c))
+    ]
+
+
+def foreign_option(flag: str, bench: Benchmark, commands: Sequence[str]) -> str | None:
+    """Why ``flag`` is refused when only other benchmarks have it on ``commands`` (``--mode
+    is a detailverify option; this run's benchmark is gavel``); None when it is not theirs."""
+    if any(o.flag == flag for c in commands for o in bench.options_for(c)):
+        return None
+    others = option_owners(flag, commands)
+    if not others:
+        return None
+    return f"{flag} is a {' and '.join(others)} option; this run's benchmark is {bench.name}"

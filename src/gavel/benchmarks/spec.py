@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import ConfigError
-from gavel.models.base import Model, Request
-from gavel.prompts import Template
+from gavel.prompts import PromptTexts, Template
 from gavel.records import Result, Score
+from gavel.requests import Model, Request
 from gavel.selection import ALL, Selection
 from gavel.tables import Table
 
@@ -49,6 +49,12 @@ class BenchmarkOption:
     maximum: float | None = None
     parse: Callable[[str], Any] | None = None
     show_default: bool = True
+
+    @property
+    def setting(self) -> str:
+        """The keyword it is given as outside the command line: its flag without dashes
+        (DetailVerifyBench's ``--mode`` is ``mode``, whatever its inner name)."""
+        return self.flag[2:].replace("-", "_")
 
     def __post_init__(self) -> None:
         unknown = set(self.commands) - set(COMMANDS)
@@ -93,6 +99,8 @@ class Benchmark:
     ``table(runs)``: the benchmark's table of ``(name, Result)`` rows.
     ``synth(out, n, seed, difficulty, run, progress)``: a synthetic data set; returns its path.
     ``sample_unit``: what one sample is (what ``--limit`` counts and ``--sample-id`` names).
+    ``prompts()``: every prompt ``prepare`` may send; answers that copy them are read without
+    the copied text (:func:`gavel.benchmarks.echo.echo_filter`).
     """
 
     name: str
@@ -106,6 +114,8 @@ class Benchmark:
     sample_unit: str = "sample"
     #: Whether samples are videos (``gavel generate`` then takes the frame sampling flags).
     videos: bool = False
+    #: The prompts this benchmark sends (None: none beyond gavel's template files).
+    prompts: Callable[[], PromptTexts] | None = None
 
     def options_for(self, command: str) -> tuple[BenchmarkOption, ...]:
         return tuple(o for o in self.options if command in o.commands)

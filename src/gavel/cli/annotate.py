@@ -271,8 +271,8 @@ def serve(
             public_origin=public_origin,
             access_log=access_log,
             request_seconds=limits["request_seconds"],
-            max_connections=limits["max_connections"],
-            max_per_address=limits["max_connections_per_address"],
+            max_connections=int(limits["max_connections"]),
+            max_per_address=int(limits["max_connections_per_address"]),
             throttle={field: limits[name] for name, field in _THROTTLE_FIELDS.items()},
         )
     except OSError as error:

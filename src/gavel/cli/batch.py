@@ -17,10 +17,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gavel.errors import GavelError
+
+if TYPE_CHECKING:
+    from gavel.batch.state import BatchState
 
 
 def batch_folders(run: Path) -> list[Path]:
@@ -38,6 +42,17 @@ def batch_folders(run: Path) -> list[Path]:
     if not (folder / STATE_FILE).is_file():
         raise GavelError(f"{run}: no batches recorded for it (no {folder / STATE_FILE})")
     return [folder]
+
+
+def _recorded_state(folder: Path) -> BatchState:
+    """The folder's batch state; one message if it went away since it was found (a run
+    that finished and cleaned up meanwhile)."""
+    from gavel.batch.state import STATE_FILE, load_state
+
+    state = load_state(folder)
+    if state is None:
+        raise GavelError(f"{folder}: no batches recorded here any more (no {STATE_FILE})")
+    return state
 
 
 def _manifest_server(folder: Path, state) -> tuple[list[str], str | None]:
@@ -124,10 +139,9 @@ def batch() -> None:
 def status(run: Path, base_url: str | None, api_key_env: str | None) -> None:
     """Each batch: its requests, status, and what the server has finished so far."""
     from gavel.batch.poll import counts
-    from gavel.batch.state import load_state
 
     for folder in batch_folders(run):
-        state = load_state(folder)
+        state = _recorded_state(folder)
         click.echo(f"{folder} ({state.kind}, {state.model} at {state.base_url}):")
         client = None
         for part in state.parts:
@@ -152,11 +166,9 @@ def status(run: Path, base_url: str | None, api_key_env: str | None) -> None:
 def cancel(run: Path, base_url: str | None, api_key_env: str | None) -> None:
     """Cancel every batch of RUN still running; answers it already gave are merged by the
     next run of the same command, which asks the rest again."""
-    from gavel.batch.state import load_state
-
     cancelled = 0
     for folder in batch_folders(run):
-        state = load_state(folder)
+        state = _recorded_state(folder)
         client = None
         for part in state.parts:
             if part.batch_id is None or part.finished:

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from gavel.api.generation import bound
-from gavel.cli.options import click_type
+from gavel.cli.options import bound_type
 
 #: Parameter names of the judge's flags (what ``gavel run`` hands to ``gavel score``).
 JUDGE_BATCH_PARAMS = ("batch_judge", "batch_judge_fallback", "batch_judge_rounds",
@@ -45,9 +45,9 @@ def batch_options(which: str):
         ),
         click.option(f"--{prefix}-fallback", f"{name}_fallback",
                      type=click.Choice(["batch", "online"]), default=None, help=FALLBACK_HELP),
-        click.option(f"--{prefix}-rounds", f"{name}_rounds", type=click_type(bound("batch_rounds")),
+        click.option(f"--{prefix}-rounds", f"{name}_rounds", type=bound_type(bound("batch_rounds")),
                      default=None, help="Batch rounds at most [default: 3]."),
-        click.option(f"--{prefix}-poll", f"{name}_poll", type=click_type(bound("batch_poll")),
+        click.option(f"--{prefix}-poll", f"{name}_poll", type=bound_type(bound("batch_poll")),
                      default=None, metavar="SECONDS",
                      help="Seconds between two questions about a batch's status [default: 30]."),
     ]  # fmt: skip

@@ -18,7 +18,12 @@ from typing import Any
 
 import click
 
-from gavel.benchmarks.registry import benchmark_names, benchmarks, get_benchmark
+from gavel.benchmarks.registry import (
+    benchmark_names,
+    foreign_option,
+    get_benchmark,
+    option_owners,
+)
 from gavel.benchmarks.spec import Benchmark, BenchmarkOption
 from gavel.cli import config_file
 from gavel.cli.options import FiniteFloat
@@ -77,29 +82,15 @@ def chosen_benchmark(args: Sequence[str], default: str | None = DEFAULT_BENCHMAR
     return name
 
 
-def owners(flag: str, commands: Sequence[str]) -> list[str]:
-    """The benchmarks that have ``flag`` on any of ``commands``."""
-    return [
-        b.name
-        for b in benchmarks()
-        if any(o.flag == flag for c in commands for o in b.options_for(c))
-    ]
-
-
 def refuse_foreign_flags(args: Sequence[str], bench: Benchmark, commands: Sequence[str]) -> None:
     """A usage error for the first flag in ``args`` that belongs to another benchmark only."""
-    own = {o.flag for c in commands for o in bench.options_for(c)}
     for arg in args:
         if arg == "--":
             return
         flag = arg.partition("=")[0]
-        if not flag.startswith("--") or flag in own:
-            continue
-        others = owners(flag, commands)
-        if others:
-            raise click.UsageError(
-                f"{flag} is a {' and '.join(others)} option; this run's benchmark is {bench.name}"
-            )
+        refusal = foreign_option(flag, bench, commands) if flag.startswith("--") else None
+        if refusal:
+            raise click.UsageError(refusal)
 
 
 class BenchmarkCommand(click.Command):
@@ -131,7 +122,7 @@ class BenchmarkCommand(click.Command):
         refuse_foreign_flags(args, bench, self.benchmark_commands)
         if path is not None:
             config_file.apply_config(ctx, self, path, values,
-                                     lambda flag: owners(flag, self.benchmark_commands))  # fmt: skip
+                                     lambda flag: option_owners(flag, self.benchmark_commands))  # fmt: skip
         return super().parse_args(ctx, args)
 
     def _current_choices(self) -> None:

@@ -227,7 +227,7 @@ def apply_config(ctx: click.Context, command: click.Command, path: Path,
                     f"benchmark is {ctx.meta.get('gavel.benchmark')}"
                 )
             raise ConfigError(f"{path}: unknown key {key!r} (not a flag of gavel {ctx.info_name})")
-        defaults[param.name] = _checked(param, key, value, path, ctx)  # type: ignore[index]
+        defaults[param.name] = _checked(param, key, value, path, ctx)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
     ctx.meta[_FILE] = path
 
@@ -261,10 +261,10 @@ def record_resolved(ctx: click.Context, command: click.Command) -> None:
     for param in command.get_params(ctx):
         if not isinstance(param, click.Option) or param.name not in ctx.params:
             continue
-        source = ctx.get_parameter_source(param.name)  # type: ignore[arg-type]
+        source = ctx.get_parameter_source(param.name)
         name = (flag_names(param) or [str(param.name)])[0]
         resolved[name] = {
-            "value": _plain(ctx.params[param.name]),  # type: ignore[index]
+            "value": _plain(ctx.params[param.name]),
             "from": _SOURCES.get(source, "default") if source is not None else "default",
         }
     from gavel.manifest import redact_userinfo

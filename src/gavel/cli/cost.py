@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from gavel.cli.options import click_type
+from gavel.cli.options import bound_type
 from gavel.errors import ConfigError
 from gavel.execution.pricing import bound_cost
 from gavel.execution.settings import bound
@@ -64,7 +64,7 @@ def _option(name: str) -> Any:
             help="A local tokenizer folder of the LLM judge, for --dry-run.",
         ),
         "max_cost": click.option(
-            "--max-cost", type=click_type(bound("max_cost")), default=None, metavar="USD",
+            "--max-cost", type=bound_type(bound("max_cost")), default=None, metavar="USD",
             help="Stop sending once the run's recorded usage costs this much (earlier runs "
             "into the same files included); everything answered is kept.",
         ),

@@ -11,6 +11,7 @@ import click
 from gavel.cli.options import FiniteFloat, concurrency_type
 from gavel.models.registry import describe_specs, load_model
 from gavel.prompts import Template
+from gavel.runner.cache import default_cache
 
 
 @click.group()
@@ -95,8 +96,6 @@ def _run_options(
     spec: str, concurrency: int | None, cache_path: Path | None, no_cache: bool, no_progress: bool
 ) -> dict[str, Any]:
     remote = spec.startswith("openai:")
-    from gavel.execution.cache import default_cache
-
     cache = None if no_cache or not remote else (cache_path or default_cache())
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)

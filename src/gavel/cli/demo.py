@@ -11,7 +11,6 @@ from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
 from gavel.benchmarks.registry import get_benchmark
 from gavel.benchmarks.spec import RunSettings
 from gavel.cli.options import seed_type
-from gavel.cli.score import write_run
 from gavel.errors import GavelError
 from gavel.examples import example_dir
 from gavel.io.files import atomic_write_bytes
@@ -20,6 +19,7 @@ from gavel.models.scene.adapter import SceneModel
 from gavel.report.html import write_report
 from gavel.report.tables import render
 from gavel.runner.local import run_model
+from gavel.scoring.files import write_run
 
 #: (benchmark, difficulty, share of --n) for the synthetic runs.
 SYNTHETIC_RUNS = (

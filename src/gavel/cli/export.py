@@ -71,13 +71,26 @@ def export() -> None:
     help="With --fps: at most M frames per video [default: 32].",
 )
 @click.option(
+    "--hub-dataset",
+    "hub_dataset",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[OWNER/NAME[@REVISION]]",
+    help="Name the Hub dataset in the YAML, as lmms-eval's own tasks do (dataset_path: "
+    "OWNER/NAME at the commit read): lmms-eval loads its rows with datasets.load_dataset. "
+    "Alone with hf: data; with a Parquet folder (gavel data convert), the repository it is "
+    "pushed to. Default: documents beside the YAML (docs.jsonl).",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Write OUT/BENCHMARK/'s task files even over files gavel export did not write.",
 )
 def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | None,
               box_format: str, thinking: bool, answer_rule: str, frames: int | None,
-              fps: float | None, max_frames: int | None, force: bool) -> None:  # fmt: skip
+              fps: float | None, max_frames: int | None, hub_dataset: str | None,
+              force: bool) -> None:  # fmt: skip
     """Write OUT/BENCHMARK/ (YAML, utils.py, docs.jsonl): an lmms-eval task that asks gavel's
     prompts and scores with gavel's scorer.
 
@@ -86,7 +99,7 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
     Export the other benchmarks into the same OUT to run them together. A BENCHMARK folder
     holding files gavel did not write (or changed since) is refused unless --force.
     """
-    from gavel.integrations._gavel_api import TaskOptions
+    from gavel.api.tasks import TaskOptions
     from gavel.integrations.lmms_eval_task import export_task, task_name
 
     if max_frames is not None and fps is None:
@@ -106,6 +119,7 @@ def lmms_eval(out: Path, benchmark: str, data_file: Path, image_root: Path | Non
         fps=fps,
         max_frames=max_frames,
         force=force,
+        hub_dataset=hub_dataset,
     )
     click.echo(
         f"wrote {folder}; run: lmms-eval --include_path {out} --tasks {task_name(benchmark)}",

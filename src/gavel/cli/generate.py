@@ -13,7 +13,7 @@ from gavel.api.models import describe_models, preset_names
 from gavel.cli import config_file, cost
 from gavel.cli.batch_options import batch_options
 from gavel.cli.benchmark_flags import BenchmarkCommand, selection_options
-from gavel.cli.options import click_type
+from gavel.cli.options import bound_type
 from gavel.cli.rate_options import rate_limit_options
 
 
@@ -45,7 +45,7 @@ from gavel.cli.rate_options import rate_limit_options
 )
 @click.option(
     "--concurrency",
-    type=click_type(bound("concurrency")),
+    type=bound_type(bound("concurrency")),
     default=None,
     help="Requests in flight [default: 16 for remote models, 1 for local ones].",
 )
@@ -62,13 +62,13 @@ from gavel.cli.rate_options import rate_limit_options
 )
 @click.option(
     "--max-tokens",
-    type=click_type(bound("max_tokens")),
+    type=bound_type(bound("max_tokens")),
     default=None,
     help="Token limit of an answer; openai: always sent [default: 1024].",
 )
 @click.option(
     "--timeout",
-    type=click_type(bound("timeout")),
+    type=bound_type(bound("timeout")),
     default=None,
     help="openai: seconds one attempt may take before it is retried [default: 300].",
 )
@@ -78,7 +78,7 @@ from gavel.cli.rate_options import rate_limit_options
     help="openai: do not ask the server (GET /models) whether it serves the model before the "
     "run, for providers whose list omits it or refuses the call.",
 )
-@click.option("--temperature", type=click_type(bound("temperature")), default=None)
+@click.option("--temperature", type=bound_type(bound("temperature")), default=None)
 @click.option(
     "--extra-body",
     default=None,
@@ -95,7 +95,7 @@ from gavel.cli.rate_options import rate_limit_options
 )
 @click.option(
     "--batch-size",
-    type=click_type(bound("batch_size")),
+    type=bound_type(bound("batch_size")),
     default=None,
     help="hf: requests per forward pass, similar lengths together; answers are written as "
     "each batch finishes [default: 8 on a GPU, 4 on the CPU]. Other models refuse it.",
@@ -115,26 +115,26 @@ from gavel.cli.rate_options import rate_limit_options
 )
 @click.option(
     "--workers",
-    type=click_type(bound("workers")),
+    type=bound_type(bound("workers")),
     default=None,
     help="Ray: model replicas [default: as many as the cluster's nodes hold].",
 )
 @click.option(
     "--gpus-per-worker",
-    type=click_type(bound("gpus_per_worker")),
+    type=bound_type(bound("gpus_per_worker")),
     default=None,
     help="Ray: GPUs each replica asks for; fractions share a GPU (0.5: two per GPU). An hf: "
     "replica runs on its assigned GPU [default: 0].",
 )
 @click.option(
     "--cpus-per-worker",
-    type=click_type(bound("cpus_per_worker")),
+    type=bound_type(bound("cpus_per_worker")),
     default=None,
     help="Ray: CPUs each replica asks for [default: 1].",
 )
 @click.option(
     "--placement-timeout",
-    type=click_type(bound("placement_timeout")),
+    type=bound_type(bound("placement_timeout")),
     default=None,
     help="Ray: seconds a joined cluster has to find the replicas' resources before the run "
     "stops [default: 60]; a local cluster that cannot hold them fails at once.",
@@ -157,20 +157,20 @@ from gavel.cli.rate_options import rate_limit_options
 @click.option(
     "--frames",
     "frame_count",
-    type=click_type(bound("frames")),
+    type=bound_type(bound("frames")),
     default=None,
     help="VideoHallucer: frames sent per video, spread evenly over it [default: the preset's, "
     "else 8].",
 )
 @click.option(
     "--fps",
-    type=click_type(bound("fps")),
+    type=bound_type(bound("fps")),
     default=None,
     help="VideoHallucer: instead of --frames, one frame every 1/F seconds (see --max-frames).",
 )
 @click.option(
     "--max-frames",
-    type=click_type(bound("max_frames")),
+    type=bound_type(bound("max_frames")),
     default=None,
     help="With --fps: at most M frames per video, evenly thinned [default: 32].",
 )
@@ -185,7 +185,7 @@ from gavel.cli.rate_options import rate_limit_options
 @selection_options
 @click.option(
     "--seed",
-    type=click_type(bound("seed")),
+    type=bound_type(bound("seed")),
     default=0,
     show_default=True,
     help="Seed of --shuffle (gavel run: also of the bootstrap).",

@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as error:
         from gavel.manifest import redact_userinfo
 
-        error.message = redact_userinfo(error.message)  # a flag's value may be a URL
+        # click types the message Final; its words are rewritten here, before it is shown.
+        error.message = redact_userinfo(error.message)  # type: ignore[misc]  # a flag's value may be a URL
         error.show()
         sys.exit(error.exit_code)
     except GavelError as error:

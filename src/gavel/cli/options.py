@@ -12,11 +12,7 @@ import re
 
 import click
 
-from gavel import bounds
-from gavel.bounds import Bound
-
-# The JSON-object flags' parser is the library's (one definition for every command).
-from gavel.execution.model_options import json_object as json_object
+from gavel.setting_checks import MAX_BOOTSTRAP, MAX_CONCURRENCY, MAX_FPS, MAX_SEED, MIN_FPS, Bound
 
 
 class FiniteFloat(click.FloatRange):
@@ -37,30 +33,31 @@ class FiniteFloat(click.FloatRange):
         return super()._describe_range()
 
 
-def click_type(bound: Bound) -> click.IntRange | FiniteFloat:
-    """The click type of a setting's :class:`~gavel.bounds.Bound` (its one declaration)."""
+def bound_type(bound: Bound) -> click.IntRange | FiniteFloat:
+    """The click type of a setting with ``bound`` (:mod:`gavel.setting_checks`), so the flag
+    and the Python API refuse the same values in the same words."""
     kind = click.IntRange if bound.kind is int else FiniteFloat
-    return kind(bound.min, bound.max, min_open=bound.min_open, max_open=bound.max_open)
+    return kind(bound.min, bound.max, min_open=bound.min_open)
 
 
-def concurrency_type() -> click.IntRange | FiniteFloat:
-    """Requests in flight: 1 to :data:`~gavel.bounds.MAX_CONCURRENCY`."""
-    return click_type(bounds.CONCURRENCY)
+def concurrency_type() -> click.IntRange:
+    """Requests in flight: 1 to :data:`MAX_CONCURRENCY`."""
+    return click.IntRange(1, MAX_CONCURRENCY)
 
 
-def bootstrap_type(minimum: int = 0) -> click.IntRange | FiniteFloat:
-    """Bootstrap resamples: ``minimum`` to :data:`~gavel.bounds.MAX_BOOTSTRAP`."""
-    return click_type(bounds.bootstrap(minimum))
+def bootstrap_type(minimum: int = 0) -> click.IntRange:
+    """Bootstrap resamples: ``minimum`` to :data:`MAX_BOOTSTRAP`."""
+    return click.IntRange(minimum, MAX_BOOTSTRAP)
 
 
-def seed_type() -> click.IntRange | FiniteFloat:
+def seed_type() -> click.IntRange:
     """A seed: numpy's generators take non-negative whole numbers only (-1 failed inside)."""
-    return click_type(bounds.SEED)
+    return click.IntRange(0, MAX_SEED)
 
 
-def fps_type() -> click.IntRange | FiniteFloat:
-    """Frames a second: :data:`~gavel.bounds.MIN_FPS` to :data:`~gavel.bounds.MAX_FPS`."""
-    return click_type(bounds.FPS)
+def fps_type() -> FiniteFloat:
+    """Frames a second: :data:`MIN_FPS` to :data:`MAX_FPS`."""
+    return FiniteFloat(MIN_FPS, MAX_FPS)
 
 
 #: A split name as the Hub's ``datasets`` library accepts it (``test``, ``real_test``,

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gavel.api.generation import bound
-from gavel.cli.options import click_type
+from gavel.cli.options import bound_type
 
 
 def rate_limit_options(judge: bool = False) -> Callable[[Any], Any]:
@@ -20,14 +20,14 @@ def rate_limit_options(judge: bool = False) -> Callable[[Any], Any]:
     flags = [
         click.option(
             f"--{prefix}rpm",
-            type=click_type(bound("rpm")),
+            type=bound_type(bound("rpm")),
             default=None,
             help=f"Requests per minute {whose} allows: requests wait their turn instead of "
             "being refused [default: none; 429s are adapted to].",
         ),
         click.option(
             f"--{prefix}tpm",
-            type=click_type(bound("rpm")),
+            type=bound_type(bound("tpm")),
             default=None,
             help=f"Tokens per minute {whose} allows (prompt and answer, estimated before "
             "sending and corrected by the usage the server reports).",

@@ -12,7 +12,8 @@ from gavel.cli import config_file, cost
 from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.generate import generate
-from gavel.cli.score import judge_for, score
+from gavel.cli.score import score
+from gavel.scoring.judging import judge_for
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
 #: The benchmark's own options and the selection flags (with --seed) come from the benchmark

@@ -2,78 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
-import msgspec
 
-from gavel.benchmarks.registry import benchmark_names, get_benchmark
-from gavel.benchmarks.spec import Benchmark, RunSettings
+from gavel.api import benchmarks, scoring
+from gavel.api.scoring import BOUNDS, CHOICES, ScoreSettings
 from gavel.cli import config_file, cost
-from gavel.cli.batch_options import batch_options, take_judge_flags, use_batch
-from gavel.cli.benchmark_flags import (
-    BenchmarkCommand,
-    benchmark_values,
-    make_selection,
-    selection_options,
-)
-from gavel.cli.options import FiniteFloat, bootstrap_type, concurrency_type, json_object, seed_type
+from gavel.cli.batch_options import batch_options
+from gavel.cli.benchmark_flags import BenchmarkCommand, selection_options
+from gavel.cli.options import bound_type
 from gavel.cli.rate_options import rate_limit_options
-from gavel.errors import ConfigError, GavelError
-from gavel.integrations.inspect_log import is_inspect_log, reading_epoch
-from gavel.io.files import append_line, write_together
-from gavel.io.run_files import (
-    LEDGER_ENTRY,
-    file_sha256,
-    judge_replies_path,
-    ledger_line,
-    ledger_path,
-    scores_path,
-    sha256_of,
-)
-from gavel.manifest import redact_userinfo
-from gavel.records import Result, Score
-from gavel.report.tables import FORMATS, render
-from gavel.sources import resolve_data
+from gavel.errors import UsageError
+
+#: ``gavel score``'s parameters whose setting is named otherwise (the flag's long name).
+_RENAMED = {
+    "data_file": "data",
+    "style": "format",
+    "resamples": "bootstrap",
+    "judge_spec": "judge",
+    "judge_base_urls": "judge_base_url",
+    "sample_ids": "sample_id",
+    "batch_judge": "judge_batch",
+    "batch_judge_fallback": "judge_batch_fallback",
+    "batch_judge_rounds": "judge_batch_rounds",
+    "batch_judge_poll": "judge_batch_poll",
+}
 
 
-def write_run(
-    out: Path, result: Result, scores: list[Score], ledger_entry: dict | None = None
-) -> Path:
-    """Write a run's files as one change: per-sample scores, the judge's ledger line, then
-    results.json naming the SHA-256 of each (io.files.write_together, io.run_files).
-
-    A failed write (full disk, size limit, read-only folder) leaves every file as it was.
-    """
-    encoder = msgspec.json.Encoder()
-    per_sample = scores_path(out)
-    scores = [_without_userinfo(s) for s in scores]
-    result.warnings = redact_userinfo(result.warnings)
-    lines = b"".join(encoder.encode(s) + b"\n" for s in scores)
-    files = {per_sample.name: sha256_of(lines)}
-    replies = judge_replies_path(out)
-    if ledger_entry is not None and replies.is_file():
-        files[replies.name] = file_sha256(replies)
-    line = None
-    if ledger_entry is not None:
-        line = ledger_line(ledger_entry)
-        files[LEDGER_ENTRY] = sha256_of(line)
-    result.files = files
-    summary = msgspec.json.format(encoder.encode(result), indent=2) + b"\n"
-    before = None if line is None else (lambda: append_line(ledger_path(out), line))
-    write_together([(per_sample, lines), (out, summary)], before_commit=before)
-    return per_sample
-
-
-def _without_userinfo(score: Score) -> Score:
-    """A judge's error detail names its endpoint: never with the URL's password."""
-    if not getattr(score, "judge_detail", None):  # only GAVEL's scores have a judge
-        return score
-    return msgspec.structs.replace(score, judge_detail=redact_userinfo(score.judge_detail))
-
-
-def run_name(result: Result, predictions: Path, name: str | None) -> str:
-    return name or result.manifest.model or predictions.stem
+def settings_from_flags(values: Mapping[str, Any]) -> ScoreSettings:
+    """The settings ``gavel score``'s parameter values (click's names) describe; the chosen
+    benchmark's own options go into ``options`` under their setting names."""
+    own = {option.name: option for option in benchmarks.benchmark(values["benchmark"]).spec.options}
+    options = {own[name].setting: value for name, value in values.items() if name in own}
+    rest = {_RENAMED.get(k, k): v for k, v in values.items() if k not in own}
+    return ScoreSettings(**rest, options=options)
 
 
 def judge_options(command):
@@ -101,14 +66,14 @@ def judge_options(command):
         ),
         click.option(
             "--judge-concurrency",
-            type=concurrency_type(),
+            type=bound_type(BOUNDS["judge_concurrency"]),
             default=16,
             show_default=True,
             help="Judge requests in flight.",
         ),
         click.option(
             "--judge-max-tokens",
-            type=click.IntRange(min=0),
+            type=bound_type(BOUNDS["judge_max_tokens"]),
             default=1024,
             show_default=True,
             help="Token limit of a judge reply (0: send none, e.g. for models that want "
@@ -116,7 +81,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-temperature",
-            type=FiniteFloat(min=0),
+            type=bound_type(BOUNDS["judge_temperature"]),
             default=0.0,
             show_default=True,
             help="Judge sampling temperature.",
@@ -128,7 +93,7 @@ def judge_options(command):
         ),
         click.option(
             "--judge-retries",
-            type=click.IntRange(min=0),
+            type=bound_type(BOUNDS["judge_retries"]),
             default=2,
             show_default=True,
             help="Re-asks after a reply without a valid score (each shows the judge its reply "
@@ -143,7 +108,7 @@ def judge_options(command):
         click.option("--no-judge-cache", is_flag=True, help="Do not use the judge cache."),
         click.option(
             "--judge-timeout",
-            type=FiniteFloat(min=0, min_open=True),
+            type=bound_type(BOUNDS["judge_timeout"]),
             default=None,
             help="Seconds one judge request may take before it is retried [default: 300].",
         ),
@@ -166,99 +131,13 @@ def judge_options(command):
     return command
 
 
-def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ...],
-               judge_api_key_env: str | None, judge_concurrency: int, judge_max_tokens: int,
-               judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
-               judge_cache: Path | None, no_judge_cache: bool, judge_price: str | None = None,
-               judge_timeout: float | None = None, no_judge_model_check: bool = False,
-               progress: bool = True, judge_rpm: float | None = None,
-               judge_tpm: float | None = None):  # fmt: skip
-    """The judge the flags describe; an LLM judge's replies go beside ``out``."""
-    from gavel.execution.cache import default_cache
-    from gavel.judge.apply import JudgeOptions, load_judge
-
-    extra = json_object(judge_extra_body, "--judge-extra-body")
-    cache = None if no_judge_cache else (judge_cache or default_cache())
-    price = _price(judge_price)
-    options = JudgeOptions(
-        base_urls=judge_base_urls, api_key_env=judge_api_key_env,
-        concurrency=judge_concurrency, max_tokens=judge_max_tokens,
-        temperature=judge_temperature, extra_body=extra, invalid_retries=judge_retries,
-        cache=cache, replies=judge_replies_path(out) if out is not None else None,
-        progress=progress, timeout=judge_timeout, model_check=not no_judge_model_check,
-        rpm=judge_rpm, tpm=judge_tpm,
-    )  # fmt: skip
-    judge = load_judge(judge_spec, options)
-    if price is not None and hasattr(judge, "prices"):
-        judge.prices = {judge.name: price.per_thousand()}  # the runner's unit
-    return judge
-
-
-def _price(text: str | None):
-    from gavel.cost.prices import parse_price
-
-    return None if text is None else parse_price(text, "--judge-price")
-
-
-def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **flags):
-    """The judge the flags ask for, or None; built before any scoring or generation, so a
-    wrong flag or a missing extra is reported before the expensive work, not after it."""
-    if judge_spec is None:
-        return None
-    if benchmark != "gavel":
-        raise ConfigError("--judge scores GAVEL explanations; it does not apply to " + benchmark)
-    return make_judge(out, judge_spec, **flags)
-
-
-def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path | None,
-                     result: Result, scores: list) -> dict | None:  # fmt: skip
-    """Run the judge over a scored GAVEL run and record it (metrics, manifest); the ledger
-    entry to append when the run's files are written, if any."""
-    from gavel.benchmarks.gavel.data import load_samples
-    from gavel.judge.apply import judge_result
-
-    samples, _ = load_samples(data_file, image_root)
-    scored = {score.id for score in scores}  # a selection scores some samples only
-    samples = [sample for sample in samples if sample.id in scored]
-    judge_result(result, samples, scores, judge, progress=True)
-    usage = result.metrics["explanation"]["judge"].get("usage")
-    if usage and usage.get("sent"):
-        refused = f", {usage['refused']} without a valid score" if usage.get("refused") else ""
-        repaired = f", {usage['repaired']} scored after a repair" if usage.get("repaired") else ""
-        click.echo(
-            f"judge {judge.name}: {usage['answered'] - usage['errors']} answered "
-            f"({usage['cached']} from the cache), {usage['errors']} failed{refused}{repaired}, "
-            f"tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
-            err=True,
-        )
-    if usage is not None and out is not None:
-        return {"judge": judge.name, "results": str(out), **usage}
-    return None
-
-
-def evaluate_run(spec: Benchmark, data_file: Path, predictions: Path, run: RunSettings,
-                 epoch: int | None, data_source: dict | None, judge, image_root: Path | None,
-                 out: Path | None) -> tuple[Result, list[Score], dict | None]:  # fmt: skip
-    """Score a run and record where it came from (the epoch of an inspect log, the data's
-    source, the resolved settings), then judge it when a judge is given: the result, the
-    per-sample scores and the judge's ledger entry, before anything is written (``gavel
-    score`` and ``gavel.score`` both call this)."""
-    with reading_epoch(epoch):
-        result, scores = spec.evaluate(data_file, predictions, run)
-    if epoch is not None:
-        result.manifest.settings["inspect_epoch"] = epoch
-    result.manifest.data_source = data_source
-    result.manifest.settings |= config_file.recorded()
-    ledger_entry = None
-    if judge is not None:
-        ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)
-    return result, scores, ledger_entry
-
-
 @click.command(cls=BenchmarkCommand, benchmark_commands=("score",))
 @config_file.config_option
 @click.option(
-    "--benchmark", type=click.Choice(benchmark_names()), default="gavel", show_default=True
+    "--benchmark",
+    type=click.Choice(benchmarks.benchmark_names()),
+    default="gavel",
+    show_default=True,
 )
 @click.option(
     "--data",
@@ -278,7 +157,7 @@ def evaluate_run(spec: Benchmark, data_file: Path, predictions: Path, run: RunSe
 )
 @click.option(
     "--epoch",
-    type=click.IntRange(min=1),
+    type=bound_type(BOUNDS["epoch"]),
     default=None,
     help="--predictions is an inspect_ai log of several epochs (inspect eval --epochs N): "
     "score this epoch's answers (1 is the first).",
@@ -298,7 +177,7 @@ def evaluate_run(spec: Benchmark, data_file: Path, predictions: Path, run: RunSe
 @click.option(
     "--format",
     "style",
-    type=click.Choice(FORMATS),
+    type=click.Choice(CHOICES["format"]),
     default="table",
     show_default=True,
     help="How to print the table.",
@@ -309,14 +188,14 @@ def evaluate_run(spec: Benchmark, data_file: Path, predictions: Path, run: RunSe
 @click.option(
     "--bootstrap",
     "resamples",
-    type=bootstrap_type(),
+    type=bound_type(BOUNDS["bootstrap"]),
     default=1000,
     show_default=True,
     help="Bootstrap resamples for 95% intervals (0 to skip).",
 )
 @click.option(
     "--seed",
-    type=seed_type(),
+    type=bound_type(BOUNDS["seed"]),
     default=0,
     show_default=True,
     help="Seed of the bootstrap and of --shuffle.",
@@ -339,33 +218,26 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     category, 0-100; docs/judge.md). An LLM judge's replies go beside --out as
     *.judge.jsonl and its token use into judge-ledger.jsonl; rerunning resumes.
     """
-    if epoch is not None and not is_inspect_log(predictions):
-        raise click.UsageError(f"--epoch chooses an epoch of an inspect .eval log: {predictions}")
-    data_file, image_root, data_source = resolve_data(benchmark, data_file, image_root)
-    spec = get_benchmark(benchmark)
-    values = benchmark_values(spec, "score", flags)  # the rest of ``flags``: the judge's
-    selection = make_selection(limit, sample_ids, shuffle, seed)
-    run = RunSettings(values, image_root, resamples, seed, selection)
-    judge_batch = take_judge_flags(flags, judge_spec, out)
-    judge = judge_for(benchmark, out, judge_spec, **flags)
-    use_batch(judge, judge_batch)
-    costs, judge_price = cost.cost_flags(), flags.get("judge_price")
-    if costs.dry_run:  # nothing is sent, nothing written
-        with reading_epoch(epoch):
-            return cost.score_dry_run(costs, judge, spec, data_file, predictions, run, judge_price)
-    cost.judge_budget(costs, judge, judge_price)
-    result, scores, ledger_entry = evaluate_run(
-        spec, data_file, predictions, run, epoch, data_source, judge, image_root, out
-    )
-    label = run_name(result, predictions, name)
-    if out is not None:
-        per_sample = write_run(out, result, scores, ledger_entry)
-        click.echo(f"wrote {out} and {per_sample}", err=True)
+    costs = cost.cost_flags()
+    settings = settings_from_flags({
+        "benchmark": benchmark, "data_file": data_file, "predictions": predictions, "out": out,
+        "image_root": image_root, "style": style, "name": name, "resamples": resamples,
+        "seed": seed, "judge_spec": judge_spec, "limit": limit, "sample_ids": sample_ids,
+        "shuffle": shuffle, "epoch": epoch, **flags, "dry_run": costs.dry_run,
+        "dry_run_format": costs.dry_run_format, "judge_tokenizer": costs.judge_tokenizer,
+        "max_cost": costs.max_cost,
+    })  # fmt: skip
+    try:
+        if settings.dry_run:  # nothing is sent, nothing written
+            return scoring.score_dry_run(settings)
+        result = scoring.score_with(settings, configuration=config_file.resolved(),
+                                    spent_elsewhere=costs.spent_elsewhere)  # fmt: skip
+    except UsageError as error:
+        raise click.UsageError(str(error)) from None
+    if result.written:
+        click.echo(f"wrote {' and '.join(map(str, result.written))}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    click.echo(render(spec.table([(label, result)]), style, [(label, result)]), nl=False)
-    stopped = getattr(judge, "stopped", None)
-    if stopped:  # everything is written; the exit status says the judging is not complete
-        error = GavelError(f"the judge did not finish: {stopped}")
-        error.exit_code = getattr(judge, "exit_code", 2)  # type: ignore[attr-defined]
-        raise error
+    click.echo(result.table(), nl=False)
+    if result.incomplete is not None:  # everything is written; the exit status says so
+        raise result.incomplete

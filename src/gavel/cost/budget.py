@@ -24,7 +24,7 @@ from typing import Any
 
 from gavel.cost.ledger import read_usage
 from gavel.cost.prices import Price
-from gavel.models.base import Request
+from gavel.requests import Request
 
 
 @dataclass

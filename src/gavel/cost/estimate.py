@@ -24,7 +24,7 @@ from gavel.cost.prices import Price
 from gavel.cost.tokens import TokenCounter
 from gavel.errors import GavelError
 from gavel.media.sampling import FrameSampling
-from gavel.models.base import Request
+from gavel.requests import Request
 
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 

@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gavel.benchmarks.echo import echo_filter
 from gavel.curate.images import resolve_image
 from gavel.curate.pairs import Pair, read_pairs, write_pairs
 from gavel.errors import DataError
 from gavel.io.predictions import PredictionReader
-from gavel.models.base import Model, Request
 from gavel.parsing.structured import strip_think, structured_candidates
-from gavel.prompts import Template, load_template, prompt_echo
+from gavel.prompts import Template, load_template
+from gavel.requests import Model, Request
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
 from gavel.runner.cache import model_identity
 from gavel.runner.validating import ValidatingModel
@@ -62,7 +63,7 @@ def read_rating(text: str | None) -> Rating | None:
     """The 1–5 rating and reason in a reply, or None when it holds no valid rating."""
     if not text:
         return None
-    text = prompt_echo().remove(strip_think(text)).text  # copied prompt text is no rating
+    text = echo_filter().remove(strip_think(text)).text  # copied prompt text is no rating
     for value in structured_candidates(text):
         if isinstance(value, list) and value and isinstance(value[0], dict):
             value = value[0]

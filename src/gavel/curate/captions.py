@@ -22,9 +22,9 @@ from gavel.curate.images import list_images
 from gavel.curate.pairs import IMAGE_TO_TEXT, Pair, write_pairs
 from gavel.curate.sentences import split_sentences
 from gavel.io.predictions import PredictionReader
-from gavel.models.base import Model, Request
 from gavel.parsing.structured import strip_think
 from gavel.prompts import Template, load_template
+from gavel.requests import Model, Request
 from gavel.runner.async_runner import AsyncRunSummary, run_sync
 from gavel.runner.cache import model_identity
 

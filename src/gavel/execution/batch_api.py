@@ -79,7 +79,8 @@ class BatchApiExecutor:
         """The summary of the batch run (or the merge); None after writing a requests file
         only (nothing is recorded then). ``plan.budget``: at the batch price."""
         from gavel.batch import runner
-        from gavel.execution.cache import default_cache, ready
+        from gavel.execution.cache import ready
+        from gavel.runner.cache import default_cache
 
         s, batch, model, requests, out = (plan.settings, plan.batch, plan.model,
                                           plan.prepared.requests, plan.out)  # fmt: skip

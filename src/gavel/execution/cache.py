@@ -1,15 +1,8 @@
-"""Where answers of remote models are cached, unless a run names its own file."""
+"""The answer cache's file, made ready before the first answer is written into it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-
-def default_cache() -> Path:
-    """$GAVEL_CACHE_DIR/answers.sqlite, else ~/.cache/gavel/answers.sqlite."""
-    root = os.environ.get("GAVEL_CACHE_DIR") or Path.home() / ".cache" / "gavel"
-    return Path(root) / "answers.sqlite"
 
 
 def ready(cache: Path | None) -> Path | None:

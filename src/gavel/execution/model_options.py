@@ -6,10 +6,10 @@ hf: models only``), not the adapter option it becomes.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from gavel.errors import ConfigError, UsageError
+from gavel.errors import UsageError
+from gavel.setting_checks import json_object
 
 if TYPE_CHECKING:
     from gavel.benchmarks.spec import Benchmark
@@ -39,19 +39,6 @@ INSTEAD = {
 }
 #: The kinds of model that are sent requests over HTTP, and so have rate limits.
 LIMITED_KINDS = ("openai",)
-
-
-def json_object(text: str | None, flag: str) -> dict[str, Any]:
-    """The JSON object a flag such as ``--extra-body`` gives ({} when not given)."""
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{flag} is not JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{flag} must be a JSON object")
-    return value
 
 
 def refuse_foreign_flags(spec: str, given: dict[str, Any]) -> None:

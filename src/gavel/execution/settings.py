@@ -17,18 +17,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gavel import bounds
-from gavel.bounds import Bound, OutOfBounds
 from gavel.errors import ConfigError
+from gavel.setting_checks import (
+    MAX_CONCURRENCY,
+    MAX_FPS,
+    MAX_SEED,
+    MIN_FPS,
+    Bound,
+    check_choice,
+)
 
 if TYPE_CHECKING:
-    from gavel.benchmarks.spec import BenchmarkOption
+    pass
 
 #: The executors: this process, or samples sharded over Ray actors.
 EXECUTORS = ("local", "ray")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DRY_RUN_FORMATS = ("table", "json")
 BATCH_FALLBACKS = ("batch", "online")
+#: The bounds the settings' numbers share (the flags' click types are made from them).
+CONCURRENCY = Bound(int, 1, MAX_CONCURRENCY)
+SEED = Bound(int, 0, MAX_SEED)
+FPS = Bound(float, MIN_FPS, MAX_FPS)
+AT_LEAST_ONE = Bound(int, 1)
+NON_NEGATIVE = Bound(float, 0)
+POSITIVE = Bound(float, 0, min_open=True)
 
 
 def _meta(flag: str, bound: Bound | None = None,
@@ -56,7 +69,7 @@ class GenerateSettings:
     preset: str | None = field(default=None, metadata=_meta(flag="--preset"))
     #: Requests in flight [16 for remote models, 1 for local ones].
     concurrency: int | None = field(
-        default=None, metadata=_meta(flag="--concurrency", bound=bounds.CONCURRENCY)
+        default=None, metadata=_meta(flag="--concurrency", bound=CONCURRENCY)
     )
     #: OpenAI-compatible endpoints; several spread the requests over their servers.
     base_url: tuple[str, ...] = field(default=(), metadata=_meta(flag="--base-url"))
@@ -64,17 +77,15 @@ class GenerateSettings:
     api_key_env: str | None = field(default=None, metadata=_meta(flag="--api-key-env"))
     #: Token limit of an answer [1024].
     max_tokens: int | None = field(
-        default=None, metadata=_meta(flag="--max-tokens", bound=bounds.AT_LEAST_ONE)
+        default=None, metadata=_meta(flag="--max-tokens", bound=AT_LEAST_ONE)
     )
     #: Seconds one attempt may take before it is retried [300].
-    timeout: float | None = field(
-        default=None, metadata=_meta(flag="--timeout", bound=bounds.POSITIVE)
-    )
+    timeout: float | None = field(default=None, metadata=_meta(flag="--timeout", bound=POSITIVE))
     #: Do not ask the server whether it serves the model before the run.
     no_model_check: bool = field(default=False, metadata=_meta(flag="--no-model-check"))
     #: Sampling temperature [the server's or model's].
     temperature: float | None = field(
-        default=None, metadata=_meta(flag="--temperature", bound=bounds.NON_NEGATIVE)
+        default=None, metadata=_meta(flag="--temperature", bound=NON_NEGATIVE)
     )
     #: JSON object (or its text) merged into every request.
     extra_body: str | Mapping[str, Any] | None = field(
@@ -86,27 +97,25 @@ class GenerateSettings:
     dtype: str | None = field(default=None, metadata=_meta(flag="--dtype", choices=DTYPES))
     #: hf: requests per forward pass [8 on a GPU, 4 on the CPU].
     batch_size: int | None = field(
-        default=None, metadata=_meta(flag="--batch-size", bound=bounds.AT_LEAST_ONE)
+        default=None, metadata=_meta(flag="--batch-size", bound=AT_LEAST_ONE)
     )
     #: local: this process; ray: samples sharded over Ray actors.
     executor: str = field(default="local", metadata=_meta(flag="--executor", choices=EXECUTORS))
     #: Ray cluster to join [$RAY_ADDRESS, else a local cluster].
     ray_address: str | None = field(default=None, metadata=_meta(flag="--ray-address"))
     #: Ray: model replicas [as many as the cluster's nodes hold].
-    workers: int | None = field(
-        default=None, metadata=_meta(flag="--workers", bound=bounds.AT_LEAST_ONE)
-    )
+    workers: int | None = field(default=None, metadata=_meta(flag="--workers", bound=AT_LEAST_ONE))
     #: Ray: GPUs each replica asks for [0].
     gpus_per_worker: float | None = field(
-        default=None, metadata=_meta(flag="--gpus-per-worker", bound=bounds.NON_NEGATIVE)
+        default=None, metadata=_meta(flag="--gpus-per-worker", bound=NON_NEGATIVE)
     )
     #: Ray: CPUs each replica asks for [1].
     cpus_per_worker: float | None = field(
-        default=None, metadata=_meta(flag="--cpus-per-worker", bound=bounds.NON_NEGATIVE)
+        default=None, metadata=_meta(flag="--cpus-per-worker", bound=NON_NEGATIVE)
     )
     #: Ray: seconds a joined cluster has to place the replicas [60].
     placement_timeout: float | None = field(
-        default=None, metadata=_meta(flag="--placement-timeout", bound=bounds.NON_NEGATIVE)
+        default=None, metadata=_meta(flag="--placement-timeout", bound=NON_NEGATIVE)
     )
     #: SQLite answer cache for remote models [~/.cache/gavel/answers.sqlite].
     cache: Path | None = field(default=None, metadata=_meta(flag="--cache"))
@@ -115,29 +124,25 @@ class GenerateSettings:
     #: Folder the images (VideoHallucer: category folders) are under [next to the data].
     image_root: Path | None = field(default=None, metadata=_meta(flag="--image-root"))
     #: VideoHallucer: frames sent per video [the preset's, else 8].
-    frames: int | None = field(
-        default=None, metadata=_meta(flag="--frames", bound=bounds.AT_LEAST_ONE)
-    )
+    frames: int | None = field(default=None, metadata=_meta(flag="--frames", bound=AT_LEAST_ONE))
     #: VideoHallucer: one frame every 1/F seconds instead of ``frames``.
-    fps: float | None = field(default=None, metadata=_meta(flag="--fps", bound=bounds.FPS))
+    fps: float | None = field(default=None, metadata=_meta(flag="--fps", bound=FPS))
     #: With ``fps``: at most this many frames per video [32].
     max_frames: int | None = field(
-        default=None, metadata=_meta(flag="--max-frames", bound=bounds.AT_LEAST_ONE)
+        default=None, metadata=_meta(flag="--max-frames", bound=AT_LEAST_ONE)
     )
     #: No progress bar on stderr.
     no_progress: bool = field(default=False, metadata=_meta(flag="--no-progress"))
     #: Stop once more than N samples (or ``P%`` of those asked) failed.
     max_failures: str | None = field(default=None, metadata=_meta(flag="--max-failures"))
     #: Only the first N samples (N at random with ``shuffle``).
-    limit: int | None = field(
-        default=None, metadata=_meta(flag="--limit", bound=bounds.AT_LEAST_ONE)
-    )
+    limit: int | None = field(default=None, metadata=_meta(flag="--limit", bound=AT_LEAST_ONE))
     #: Only these samples (or ``@FILE`` naming a file of ids).
     sample_id: tuple[str, ...] = field(default=(), metadata=_meta(flag="--sample-id"))
     #: With ``limit``: that many samples at random (seeded by ``seed``), asked in file order.
     shuffle: bool = field(default=False, metadata=_meta(flag="--shuffle"))
     #: Seed of ``shuffle``.
-    seed: int = field(default=0, metadata=_meta(flag="--seed", bound=bounds.SEED))
+    seed: int = field(default=0, metadata=_meta(flag="--seed", bound=SEED))
     #: Price the run and send nothing (``dry_run_format``: how the report is printed).
     dry_run: bool = field(default=False, metadata=_meta(flag="--dry-run"))
     #: How the dry run prints its report: table or json.
@@ -150,7 +155,7 @@ class GenerateSettings:
     tokenizer: Path | None = field(default=None, metadata=_meta(flag="--tokenizer"))
     #: Stop sending once the recorded usage costs this much (USD).
     max_cost: float | None = field(
-        default=None, metadata=_meta(flag="--max-cost", bound=bounds.NON_NEGATIVE)
+        default=None, metadata=_meta(flag="--max-cost", bound=NON_NEGATIVE)
     )
     #: openai: send the requests as one OpenAI Batch.
     batch: bool = field(default=False, metadata=_meta(flag="--batch"))
@@ -160,11 +165,11 @@ class GenerateSettings:
     )
     #: Batch rounds at most [3].
     batch_rounds: int | None = field(
-        default=None, metadata=_meta(flag="--batch-rounds", bound=bounds.AT_LEAST_ONE)
+        default=None, metadata=_meta(flag="--batch-rounds", bound=AT_LEAST_ONE)
     )
     #: Seconds between two questions about a batch's status [30].
     batch_poll: float | None = field(
-        default=None, metadata=_meta(flag="--batch-poll", bound=bounds.POSITIVE)
+        default=None, metadata=_meta(flag="--batch-poll", bound=POSITIVE)
     )
     #: Only write the requests not answered yet as Batch JSONL to this file.
     batch_requests_only: Path | None = field(
@@ -173,9 +178,9 @@ class GenerateSettings:
     #: Merge this output of ``vllm run-batch`` into ``out``.
     from_batch_output: Path | None = field(default=None, metadata=_meta(flag="--from-batch-output"))
     #: Requests per minute each endpoint allows (requests wait their turn).
-    rpm: float | None = field(default=None, metadata=_meta(flag="--rpm", bound=bounds.POSITIVE))
+    rpm: float | None = field(default=None, metadata=_meta(flag="--rpm", bound=POSITIVE))
     #: Tokens per minute each endpoint allows (estimated, then corrected by usage).
-    tpm: float | None = field(default=None, metadata=_meta(flag="--tpm", bound=bounds.POSITIVE))
+    tpm: float | None = field(default=None, metadata=_meta(flag="--tpm", bound=POSITIVE))
 
 
 SETTINGS = {f.name: f for f in dataclasses.fields(GenerateSettings)}
@@ -199,22 +204,6 @@ def flag(name: str) -> str:
     return SETTINGS[name].metadata["flag"]
 
 
-def refusal(flag_name: str, reason: str) -> ConfigError:
-    """A refused value, in click's words for a bad flag value."""
-    return ConfigError(f"Invalid value for '{flag_name}': {reason}")
-
-
-def choice(flag_name: str, value: Any, choices: tuple[str, ...] | list[str]) -> str:
-    """``value`` when it is one of ``choices``; else a refusal in click's words."""
-    if value in choices:
-        return value
-    listed = ", ".join(map(repr, choices))
-    reason = (
-        f"{value!r} is not {listed}." if len(choices) == 1 else f"{value!r} is not one of {listed}."
-    )
-    raise refusal(flag_name, reason)
-
-
 def checked(settings: GenerateSettings) -> GenerateSettings:
     """``settings`` with each value converted and checked as its flag's click type would:
     numbers within their bounds, choices among theirs, texts made paths, one text given to a
@@ -235,12 +224,9 @@ def checked(settings: GenerateSettings) -> GenerateSettings:
         elif value is None:
             values[name] = value
         elif meta["bound"] is not None:
-            try:
-                values[name] = meta["bound"].check(value)
-            except OutOfBounds as error:
-                raise refusal(meta["flag"], str(error)) from None
+            values[name] = meta["bound"].check(meta["flag"], value)
         elif name in choices or meta["choices"] is not None:
-            values[name] = choice(meta["flag"], value, choices.get(name) or meta["choices"])
+            values[name] = check_choice(meta["flag"], value, choices.get(name) or meta["choices"])
         elif name in _PATHS:
             values[name] = Path(value)
         elif name in _REPEATED:
@@ -256,50 +242,19 @@ def checked(settings: GenerateSettings) -> GenerateSettings:
 
 def options_checked(benchmark: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """The benchmark's own settings among ``given`` (by option name), each checked
-    (:func:`option_value`); a name the benchmark does not declare is refused, naming it."""
+    (:func:`gavel.setting_checks.check_option`, as ``gavel.score`` checks them); a name the benchmark does not declare is refused, naming it."""
     from gavel.benchmarks.registry import get_benchmark
+    from gavel.setting_checks import check_option
 
     bench = get_benchmark(benchmark)
     bench.values(given)
     declared = {o.name: o for o in bench.options}
-    return {name: option_value(declared[name], value) for name, value in given.items()}
-
-
-def option_value(option: BenchmarkOption, value: Any) -> Any:
-    """A benchmark option's value checked as its flag's click type checks it: ``parse``d when
-    given as text, among its choices, within its bounds, on/off for a flag."""
-    if option.kind is bool:
-        return bool(value)
-    if value is None:
-        return None
-    if option.parse is not None:
-        if not isinstance(value, str):
-            return value
-        try:
-            return option.parse(value)
-        except ConfigError as error:
-            raise refusal(option.flag, str(error)) from None
-    if option.choices is not None:
-        return choice(option.flag, value, option.choices)
-    if option.kind in (int, float):
-        try:
-            return Bound(option.kind, option.minimum, option.maximum).check(value)
-        except OutOfBounds as error:
-            raise refusal(option.flag, str(error)) from None
-    return value
+    return {name: None if value is None else check_option(declared[name], value)
+            for name, value in given.items()}  # fmt: skip
 
 
 #: Where a setting's value came from, in the manifest's ``configuration``.
 FROM_PYTHON = "python"
-
-
-def _plain(value: Any) -> Any:
-    """A value as JSON records it (paths as text, tuples as lists)."""
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def configuration(settings: GenerateSettings, given: set[str]) -> dict[str, dict[str, Any]]:
@@ -309,9 +264,10 @@ def configuration(settings: GenerateSettings, given: set[str]) -> dict[str, dict
     settings are named by their flags too."""
     from gavel.benchmarks.registry import get_benchmark
     from gavel.manifest import redact_userinfo
+    from gavel.setting_checks import plain
 
     def entry(name: str, value: Any) -> dict[str, Any]:
-        return {"value": _plain(value), "from": FROM_PYTHON if name in given else "default"}
+        return {"value": plain(value), "from": FROM_PYTHON if name in given else "default"}
 
     record: dict[str, dict[str, Any]] = {}
     for name in SETTINGS:

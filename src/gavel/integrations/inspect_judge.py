@@ -121,7 +121,7 @@ async def _ask(grader: Any, item: JudgeItem) -> Judged:
         GenerateConfig,
     )
 
-    from gavel.integrations._gavel_api import generation_defaults
+    from gavel.api.tasks import generation_defaults
     from gavel.judge.llm import DEFAULT_INVALID_RETRIES, REPAIR_PROMPT
     from gavel.judge.protocol import judge_messages, read_reply
 
@@ -153,6 +153,14 @@ async def _ask(grader: Any, item: JudgeItem) -> Judged:
         ]
     detail = f"no valid score in the reply {reply[:300]!r}"
     return Judged(id=item.id, column=item.column, status=JUDGE_ERROR, detail=detail)
+
+
+def attach_judged(scored: Any, judged: Judged) -> None:
+    """A sample's judge record copied onto its score (``judge_score``, ...), as ``gavel score
+    --judge`` records it."""
+    from gavel.judge.items import attach
+
+    attach([scored], [judged])
 
 
 def to_metadata(judged: Judged, settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,10 +25,10 @@ from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, Generat
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
-from gavel.integrations import _gavel_api as api
+from gavel.api import tasks as api
 from gavel.integrations import inspect_epochs, inspect_judge
-from gavel.integrations.inspect_log import PREDICTION_KEY, finish_reason
-from gavel.models.base import Request
+from gavel.io.formats.inspect_log import PREDICTION_KEY, finish_reason
+from gavel.requests import Request
 
 #: The sample ids each task has asked, by the task's key. A sample inspect could not answer
 #: has no score, so its metrics alone would drop it; it was asked, and gavel counts it (as
@@ -148,7 +148,7 @@ def gavel_scorer(benchmark: str, data: str, options: dict[str, Any], judge: str 
         done = await explanation.judge(per_sample.judge_item(scored)) if judge != "none" else None
         if done is not None:
             judged, described = done
-            api.attach_judged(scored, judged)
+            inspect_judge.attach_judged(scored, judged)
             metadata |= inspect_judge.to_metadata(judged, described)
         return Score(
             value=api.score_values(scored),

@@ -36,8 +36,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from gavel.errors import GavelError
-from gavel.integrations import _gavel_api as api
+from gavel.api import tasks as api
+from gavel.errors import ConfigError, GavelError
+from gavel.integrations.lmms_eval_hub import MEDIUM, HubRows, documents, hub_rows
 from gavel.io.files import write_together
 from gavel.io.run_files import file_sha256, sha256_of
 from gavel.parsing.conventions import (
@@ -65,6 +66,25 @@ MODEL_PRESETS = {
 #: 0.7.3's ``qwen2_5_vl`` defaults ``min_pixels=256*28*28`` and ``max_pixels=1605632``, not the
 #: Qwen2.5-VL processor's 3,136 to 12,845,056 (the window ``resized-pixel`` assumes otherwise).
 MODEL_WINDOWS = {"qwen2_5_vl": (256 * 28 * 28, 1_605_632)}
+
+#: The numbers lmms-eval reports for each benchmark (flat names as ``gavel.api.tasks.flat_metrics`` gives).
+HEADLINE_METRICS = {
+    "gavel": (
+        "verification.accuracy",
+        "verification.f1",
+        "grounding.A@0.3",
+        "grounding.A@0.5",
+        "grounding.A@0.7",
+    ),
+    "detailverify": (
+        "token.precision",
+        "token.recall",
+        "token.f1",
+        "sentence.f1",
+        "response.f1",
+    ),
+    "videohallucer": ("overall", "overall_basic", "overall_hallucination"),
+}
 
 
 def task_name(benchmark: str) -> str:
@@ -119,9 +139,14 @@ def export_task(
     fps: float | None = None,
     max_frames: int | None = None,
     force: bool = False,
+    hub_dataset: str | None = None,
 ) -> Path:
     """Write ``out/<benchmark>/`` (YAML, utils.py, docs.jsonl) and return that folder; a folder
     holding files this export did not write is refused unless ``force``.
+
+    ``hub_dataset`` (``""`` for ``hf:`` data's own name, ``OWNER/NAME[@REV]`` for a Parquet
+    dataset folder pushed there) makes the YAML name the Hub dataset, as lmms-eval's own tasks
+    do: lmms-eval loads its rows with ``datasets`` (:mod:`.lmms_eval_hub`), no docs.jsonl.
 
     ``data`` is what ``gavel score --data`` takes. ``hf:`` data is recorded as the dataset at
     the commit read, each image by its place in the dataset, so the task finds them through
@@ -141,6 +166,9 @@ def export_task(
             "another folder, or pass --force to write the task's files over them"
         )
     local, options, hub = api.resolve_source(benchmark, str(data), options)
+    rows = None
+    if hub_dataset is not None:
+        hub, rows = _hub_rows(benchmark, str(data), hub, hub_dataset)
     data = local.resolve()
     if options.image_root:
         options = api.TaskOptions(
@@ -170,12 +198,18 @@ def export_task(
         "options": {**options.as_dict(), "image_root": root_place},
         "sampling": sampling,
     }
+    if rows is not None:
+        settings["rows"] = "hub"
     folder.mkdir(parents=True, exist_ok=True)
     files = [
-        (folder / "docs.jsonl", docs),
         (folder / "utils.py", _utils_source(settings).encode()),
-        (folder / f"{task_name(benchmark)}.yaml", _yaml(benchmark, options.box_format).encode()),
+        (
+            folder / f"{task_name(benchmark)}.yaml",
+            _yaml(benchmark, options.box_format, rows).encode(),
+        ),
     ]
+    if rows is None:
+        files.insert(0, (folder / "docs.jsonl", docs))
     # An earlier export's own files, unchanged, that this one no longer writes (an older
     # gavel's YAML, which lmms-eval would load as a second task); changed ones are the user's.
     written = {path.name for path, _ in files}
@@ -185,6 +219,37 @@ def export_task(
     for entry in stale:
         entry.unlink(missing_ok=True)
     return folder
+
+
+def _hub_rows(benchmark: str, data: str, hub: str | None, name: str) -> tuple[str, HubRows]:
+    """The ``hf:`` spec the task reads gold data from, and where lmms-eval loads the rows:
+    ``hf:`` data at the commit read; a Parquet dataset folder as the repository ``name``
+    (``OWNER/NAME[@REV]``) it is pushed to, with the folder's own config and split."""
+    from gavel.sources import resolve_data
+    from gavel.sources.spec import HUB_PREFIX, ParquetSpec, parse, parse_hub
+
+    spec = parse(data)
+    if hub is not None:
+        if name:
+            raise GavelError(f"--hub-dataset {name}: {data} names its dataset already; give "
+                             "--hub-dataset alone")  # fmt: skip
+    elif isinstance(spec, ParquetSpec) and spec.path.is_dir():
+        if not name:
+            raise GavelError(f"--hub-dataset: {data} is a Parquet folder; name the Hub "
+                             "repository it is pushed to: --hub-dataset OWNER/NAME[@REVISION]")  # fmt: skip
+        try:
+            hub = str(parse_hub(HUB_PREFIX + name))
+        except ConfigError:
+            raise ConfigError(f"--hub-dataset {name!r}: expected OWNER/NAME[@REVISION], the "
+                              "repository the folder is pushed to") from None  # fmt: skip
+    else:
+        raise GavelError(f"--hub-dataset: {data} is not Hub data (hf:OWNER/NAME) nor a Parquet "
+                         "dataset folder (gavel data convert)")  # fmt: skip
+    source = resolve_data(benchmark, data).source or {}
+    rows = hub_rows(benchmark, hub, source)
+    if source.get("split") and ":" not in hub[len(HUB_PREFIX) :]:
+        hub = f"{hub}:{source['split']}"  # the same split however the Hub copy's card orders them
+    return hub, rows
 
 
 def media_base(data: Path, image_root: str | None) -> Path:
@@ -252,7 +317,7 @@ def foreign_files(folder: Path) -> list[str]:
     return sorted(entry.name for entry in folder.iterdir() if entry.name not in own | {RECORD})
 
 
-def _yaml(benchmark: str, box_format: str) -> str:
+def _yaml(benchmark: str, box_format: str, rows: HubRows | None = None) -> str:
     per_model = ""
     if benchmark == "gavel":  # the only benchmark whose prompt and scoring have boxes
         per_model = "lmms_eval_specific_kwargs:\n" + "".join(
@@ -263,17 +328,13 @@ def _yaml(benchmark: str, box_format: str) -> str:
         f"  - metric: {metric_key(name)}\n"
         f"    aggregation: !function utils.{metric_key(name)}\n"
         "    higher_is_better: true\n"
-        for name in api.HEADLINE_METRICS[benchmark]
+        for name in HEADLINE_METRICS[benchmark]
     )
     return (
         f"# gavel's {benchmark} benchmark for lmms-eval (written by gavel export lmms-eval).\n"
         "# Prompts and media are gavel's; the metrics are gavel's scorer on the whole run.\n"
         f"task: {task_name(benchmark)}\n"
-        "dataset_path: json\n"
-        "dataset_kwargs:\n"
-        "  data_files:\n"
-        "    test: docs.jsonl\n"  # lmms-eval reads it from the YAML's folder
-        "test_split: test\n"
+        f"{rows.yaml() if rows else _DOCS_YAML}"
         "output_type: generate_until\n"
         "doc_to_visual: !function utils.doc_to_visual\n"
         "doc_to_text: !function utils.doc_to_text\n"
@@ -291,10 +352,16 @@ def _yaml(benchmark: str, box_format: str) -> str:
     )
 
 
+#: The dataset of a task with its documents beside it (read from the YAML's folder).
+_DOCS_YAML = (
+    "dataset_path: json\ndataset_kwargs:\n  data_files:\n    test: docs.jsonl\ntest_split: test\n"
+)
+
+
 def _utils_source(settings: dict[str, Any]) -> str:
     aggregations = "".join(
         f"{metric_key(name)} = task.aggregation({name!r})\n"
-        for name in api.HEADLINE_METRICS[settings["benchmark"]]
+        for name in HEADLINE_METRICS[settings["benchmark"]]
     )
     return (
         f'"""lmms-eval functions of gavel\'s {settings["benchmark"]} task (written by gavel export '
@@ -304,6 +371,7 @@ def _utils_source(settings: dict[str, Any]) -> str:
         "from gavel.integrations.lmms_eval_task import GavelTask\n\n"
         f"task = GavelTask.shared({pprint.pformat(settings, sort_dicts=False)}, Path(__file__).parent)\n\n"
         "doc_to_visual = task.doc_to_visual\n"
+        f"{'process_docs = task.process_docs' + chr(10) if settings.get('rows') else ''}"
         "doc_to_text = task.doc_to_text\n"
         "process_results = task.process_results\n"
         f"{aggregations}"
@@ -333,7 +401,7 @@ class GavelTask:
         self.folder = folder
         self._settings = settings
         self.sampling = settings.get("sampling") or {}
-        self.metrics = api.HEADLINE_METRICS[self.benchmark]
+        self.metrics = HEADLINE_METRICS[self.benchmark]
         #: The convention each document's prompt asked for (lmms-eval hands the model's
         #: settings to doc_to_text only; process_results reads them back from here).
         self._asked: dict[str, Asked] = {}
@@ -385,6 +453,8 @@ class GavelTask:
         from gavel.media.pixels import apply_pixel_limit
         from gavel.models.openai_compat import VIDEO_SUFFIXES
 
+        if "media" not in doc:  # a row of the Hub dataset (process_docs)
+            return self._row_visuals(doc)
         visuals: list[Any] = []
         for place in doc["media"]:
             path = self._media(place)
@@ -395,6 +465,39 @@ class GavelTask:
                 with Image.open(path) as image:
                     visuals.append(image.convert("RGB"))
         return visuals
+
+    def process_docs(self, dataset: Any) -> Any:
+        """lmms-eval's ``process_docs`` of a task naming its Hub dataset: one document per
+        question, with gavel's sample id (:func:`.lmms_eval_hub.documents`)."""
+        return documents(
+            self.benchmark, dataset, list(self._requests), self._settings["data"]["hub"]
+        )
+
+    @functools.cached_property
+    def _requests(self) -> dict[str, Any]:
+        """gavel's requests of the task's data by sample id, in the export's convention."""
+        return {r.sample_id: r for r in api.load_requests(self.benchmark, self.data, self.options)}
+
+    def _row_visuals(self, doc: dict[str, Any]) -> list[Any]:
+        """A Hub row's medium as the model gets it: the row's image, or the row's video as
+        gavel's sampled frames; a row without the bytes (an image the dataset keeps as a file
+        of its repository), gavel's copy of that sample's medium."""
+        from gavel.integrations.lmms_eval_hub import open_image, video_file
+
+        cell = doc.get(MEDIUM[self.benchmark])
+        if self.benchmark == "videohallucer":
+            video = video_file(cell) or self._requests[doc["id"]].images[0]
+            return self._sent_frames(Path(video))
+        image = open_image(cell)
+        if image is None:
+            image = open_image({"bytes": Path(self._requests[doc["id"]].images[0]).read_bytes()})
+        return [image]
+
+    def _first_image(self, doc: dict[str, Any]) -> str | None:
+        """The path of a document's first image (a Hub row's: gavel's copy of it)."""
+        if "media" not in doc:
+            return str(self._requests[doc["id"]].images[0])
+        return self._media(doc["media"][0]) if doc["media"] else None
 
     @functools.cached_property
     def _builder(self) -> api.MessageBuilder:
@@ -407,7 +510,7 @@ class GavelTask:
 
         from PIL import Image
 
-        from gavel.models.base import Request
+        from gavel.requests import Request
 
         parts, _ = self._builder.content(Request("frames", self.benchmark, "", images=(video,)))
         frames = []
@@ -437,7 +540,7 @@ class GavelTask:
         """gavel's prompt, asking for boxes in the convention of the model lmms-eval runs."""
         asked = self.asked(lmms_eval_specific_kwargs)
         self._asked[doc["id"]] = asked
-        if asked.box_format == self.options.box_format:
+        if asked.box_format == self.options.box_format and "prompt" in doc:
             return doc["prompt"]
         return self._prompts(asked.box_format)[doc["id"]]
 
@@ -458,11 +561,12 @@ class GavelTask:
             "response": results[0] if results else None,
             "box_format": asked.box_format,
         }
-        if asked.min_pixels and asked.max_pixels and doc["media"]:
+        first = self._first_image(doc) if asked.min_pixels and asked.max_pixels else None
+        if first and asked.min_pixels and asked.max_pixels:
             # resized-pixel: the model's boxes are pixels of the image resized in its window.
             from PIL import Image
 
-            with Image.open(self._media(doc["media"][0])) as image:
+            with Image.open(first) as image:
                 width, height = image.size
             item["input_size"] = list(
                 qwen_smart_resize(

@@ -9,6 +9,7 @@ import msgspec
 
 from gavel.errors import DataError
 from gavel.geometry import MAX_SIDE
+from gavel.io.formats import lines_of
 from gavel.io.jsonl import decode_line, shown
 from gavel.parsing.conventions import convention_names
 from gavel.records import Prediction
@@ -43,14 +44,15 @@ def check_prediction(path: Path, number: int, prediction: Prediction) -> None:
 class PredictionReader:
     """Streams predictions, rejecting empty or duplicate ids with their line numbers.
 
-    An inspect_ai ``.eval`` log is read as the predictions file it stands for (one line per
-    sample, numbered in the log's order; gavel.integrations.inspect_log), and so is an
-    lmms-eval sample log (gavel.integrations.lmms_eval_log).
+    The file is read by its format (:mod:`gavel.io.formats`): an inspect_ai ``.eval`` log is
+    read as the predictions file it stands for (one line per sample, numbered in the log's
+    order; gavel.io.formats.inspect_log), and so is an lmms-eval sample log
+    (gavel.io.formats.lmms_eval_log).
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._reader = _lines_of(self.path)
+        self._reader = lines_of(self.path)
         self.count = 0
 
     def __iter__(self) -> Iterator[Prediction]:
@@ -75,10 +77,3 @@ class PredictionReader:
     @property
     def sha256(self) -> str:
         return self._reader.sha256
-
-
-def _lines_of(path: Path):
-    from gavel.integrations.inspect_log import InspectLogLines, is_inspect_log
-    from gavel.integrations.lmms_eval_log import SampleLogLines
-
-    return InspectLogLines(path) if is_inspect_log(path) else SampleLogLines(path)

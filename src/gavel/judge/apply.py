@@ -33,8 +33,10 @@ JUDGE_FLAGS = {
 
 
 class Judge(Protocol):
-    name: str
     proxy: bool
+
+    @property
+    def name(self) -> str: ...
 
     def settings(self) -> dict[str, Any]: ...
 

@@ -44,6 +44,7 @@ from gavel.records import NO_HALLUCINATION
 from gavel.synth.gavel_set import category_plan, make_sample
 from gavel.synth.scenes import DIFFICULTIES
 from gavel.synth.vocabulary import COLORS, KINDS, NUMBER_WORDS, PLACES
+from gavel.version import __version__
 
 #: Version of the calibration file's layout.
 FORMAT = 1
@@ -455,8 +456,6 @@ def calibrate(
     ``heldout_seed``; the result is the calibration file's content (deterministic: no dates)."""
     if seed == heldout_seed:
         raise ValueError("the held-out set needs another seed than the fit set")
-    import gavel
-
     probe = OfflineJudge(thresholds=dict.fromkeys(RUBRICS, [0.0] * 4), embedder=embedder)
     fit_set = build_set(probe, n, seed, difficulty, progress)
     heldout_set = build_set(probe, n, heldout_seed, difficulty, progress)
@@ -466,7 +465,8 @@ def calibrate(
     fit_qwk: dict[str, float] = {}
     for rubric in RUBRICS:
         mask = fit_set.rubric_mask(rubric)
-        sims = [s for s, m in zip(fit_set.similarity, mask, strict=True) if m]
+        # The mask keeps only decided predictions, whose similarity is never None.
+        sims = [s for s, m in zip(fit_set.similarity, mask, strict=True) if m and s is not None]
         refs = [r for r, m in zip(fit_set.reference, mask, strict=True) if m]
         thresholds[rubric], fit_qwk[rubric] = fit_thresholds(sims, refs)
         naive[rubric] = evenly_spaced(sims)
@@ -496,7 +496,7 @@ def calibrate(
             "predictions of the fit set",
             "model_sha256": MODEL_SHA256,
             "tokenizer_sha256": TOKENIZER_SHA256,
-            "gavel_version": gavel.__version__,
+            "gavel_version": __version__,
         },
         "agreement": {
             "fit": evaluate(fitted, fit_set),

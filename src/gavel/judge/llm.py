@@ -38,16 +38,10 @@ from gavel.errors import GavelError
 from gavel.io.files import atomic_write_lines
 from gavel.io.predictions import PredictionReader
 from gavel.judge.items import JUDGE_ERROR, OK, Judged, JudgeItem, not_answered
-from gavel.judge.protocol import (
-    HALLUCINATION_PROMPT,
-    NO_HALLUCINATION_PROMPT,
-    PROMPT_VERSION,
-    SYSTEM_PROMPT,
-    judge_messages,
-    read_reply,
-)
-from gavel.models.base import Model, Request
+from gavel.judge.protocol import PROMPT_VERSION, judge_messages, read_reply
+from gavel.prompts.judge import HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT, SYSTEM_PROMPT
 from gavel.records import Prediction
+from gavel.requests import Model, Request
 from gavel.runner.async_runner import (
     AsyncRunSummary,
     Prices,
@@ -56,8 +50,8 @@ from gavel.runner.async_runner import (
     run_async,
 )
 from gavel.runner.cache import model_identity
-from gavel.runner.retry import RetryPolicy
 from gavel.runner.validating import ValidatingModel
+from gavel.transport.retry import RetryPolicy
 
 #: Re-asks after a reply without a valid score, before the sample is a judge_error.
 DEFAULT_INVALID_RETRIES = 2
@@ -216,7 +210,7 @@ class LLMJudge:
         summary = AsyncRunSummary(model=self.name)
         total = len(requests)
         if self.budget is not None:  # --max-cost: no request once the ledger reaches it
-            requests = self.budget.limit(requests, summary)  # type: ignore[assignment]
+            requests = self.budget.limit(requests, summary)
         try:
             return asyncio.run(
                 run_async(

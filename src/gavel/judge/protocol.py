@@ -1,4 +1,5 @@
-"""The LLM-as-a-judge protocol of the GAVEL paper (appendix A.3), word for word.
+"""The LLM-as-a-judge protocol of the GAVEL paper (appendix A.3), its prompts word for word
+(:mod:`gavel.prompts.judge`).
 
 The judge compares a prediction with the annotated explanation and replies with a JSON object
 ``{"score": 1-5, "reason": "..."}``; scores are multiplied by 20 for tables. Samples whose label
@@ -21,37 +22,10 @@ from dataclasses import dataclass
 
 from gavel.parsing.echo import EchoFilter
 from gavel.parsing.structured import strip_think, structured_candidates
+from gavel.prompts.judge import HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT, SYSTEM_PROMPT
 
 PROMPT_VERSION = "gavel-paper-a3"
 MAX_CHARS = 1500
-
-SYSTEM_PROMPT = "You are an evaluator. Output only a valid JSON object."
-
-HALLUCINATION_PROMPT = """Compare the following two texts:
-Prediction: {prediction}
-Ground truth: {ground_truth}
-Consider whether the prediction agrees with the ground truth in meaning, including the hallucination conclusion and the explanation.
-Rate the prediction from 1 to 5:
-5: fully consistent.
-4: mostly consistent with only minor differences.
-3: partially consistent but missing important details.
-2: weakly related or largely inconsistent.
-1: irrelevant or wrong.
-Reply with a JSON object only:
-{{ "score": 1-5, "reason": "one short sentence" }}"""
-
-NO_HALLUCINATION_PROMPT = """The ground truth hallucination label is: NO HALLUCINATION.
-This means the prediction should clearly indicate that there is no hallucination and that the information is grounded or correct.
-Prediction: {prediction}
-Judge only whether the prediction correctly expresses no hallucination or an equivalent meaning, such as no error, description matches the image, or everything is correct.
-Ignore wording differences and focus on whether it clearly indicates no hallucination.
-Rate the prediction from 1 to 5:
-5: clearly and correctly states no hallucination, or that the information is grounded and correct.
-4: basically indicates no hallucination but with minor ambiguity.
-2-3: unclear or ambiguous about hallucination status.
-1: clearly wrong, e.g., claims hallucination or provides hallucinated or incorrect information.
-Reply with a JSON object only:
-{{ "score": 1-5, "reason": "one short sentence" }}"""
 
 
 def prediction_text(verdict: bool | None, explanation: str | None) -> str:
@@ -117,10 +91,10 @@ def read_reply(text: str | None, prompt: str | None = None) -> Verdict | None:
     ("one short sentence") is refused too: its number was not given as an answer either."""
     if not text:
         return None
-    from gavel.prompts import prompt_echo
+    from gavel.benchmarks.echo import echo_filter
 
     body = strip_think(text)
-    stripped = prompt_echo().remove(body)
+    stripped = echo_filter().remove(body)
     body = stripped.text
     if prompt is not None:
         body = EchoFilter([prompt]).remove(body).text

@@ -134,8 +134,8 @@ def _whole_document(path: Path, text: str) -> tuple[Any, json.JSONDecodeError | 
     except ValueError:  # an integer too long to convert: parse_json says so
         parse_json(text, path)
         raise
-    if (where := surrogate_field(document)) is not None:
-        raise DataError(path, None, where or None, "lone surrogate escape (not Unicode text)")
+    if (surrogate := surrogate_field(document)) is not None:
+        raise DataError(path, None, surrogate or None, "lone surrogate escape (not Unicode text)")
     return document, None
 
 

@@ -102,13 +102,13 @@ def _read(path: Path, sampling: FrameSampling) -> Frames:
             keep = choose_indices(index.count, index.rate, sampling)
             if index.seekable:
                 try:
-                    picked = by_seeking(container, stream, index, keep)
+                    sought = by_seeking(container, stream, index, keep)
                 except SeekUnreliable as why:
                     log.info("%s: decoding in one pass (%s)", path, why)
                 else:
-                    times = tuple(float(t) for _, t in picked)
+                    times = tuple(float(t) for _, t in sought)
                     return Frames(
-                        images=tuple(image for image, _ in picked),
+                        images=tuple(image for image, _ in sought),
                         times=times,
                         indices=tuple(keep),
                         total_frames=index.count,

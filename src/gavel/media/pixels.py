@@ -40,7 +40,9 @@ def apply_pixel_limit() -> None:
     from PIL import Image
 
     # Pillow raises above twice its setting and warns above it: half the limit, warnings off.
-    Image.MAX_IMAGE_PIXELS = max_pixels() / 2
+    # Pillow annotates the setting int | None; it compares pixels with twice the value, so a
+    # float half keeps an odd limit exact.
+    Image.MAX_IMAGE_PIXELS = max_pixels() / 2  # type: ignore[assignment]
     warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 

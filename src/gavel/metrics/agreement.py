@@ -30,24 +30,26 @@ SCALE = (1, 2, 3, 4, 5)
 #: The row of every sample, whatever its category.
 OVERALL = "all"
 
+#: One rater's scores, in sample order: a list, or the array the functions hand each other.
+IntScores = Sequence[int] | np.ndarray
+Scores = Sequence[float] | np.ndarray
 
-def _pair(
-    a: Sequence[float], b: Sequence[float], dtype: type = np.int64
-) -> tuple[np.ndarray, np.ndarray]:
-    first = np.asarray(a, dtype=dtype)
-    second = np.asarray(b, dtype=dtype)
+
+def _pair(a: Scores, b: Scores, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
+    first: np.ndarray = np.asarray(a, dtype=dtype)
+    second: np.ndarray = np.asarray(b, dtype=dtype)
     if first.shape != second.shape or first.ndim != 1:
         raise ValueError("both raters need one score per sample, in the same order")
     return first, second
 
 
-def exact_agreement(a: Sequence[int], b: Sequence[int]) -> float | None:
+def exact_agreement(a: IntScores, b: IntScores) -> float | None:
     """Percentage of samples with the same score; None for no samples."""
     first, second = _pair(a, b)
     return None if first.size == 0 else 100.0 * float(np.mean(first == second))
 
 
-def confusion(a: Sequence[int], b: Sequence[int], scale: Sequence[int] = SCALE) -> np.ndarray:
+def confusion(a: IntScores, b: IntScores, scale: Sequence[int] = SCALE) -> np.ndarray:
     """Counts of each (a's score, b's score): rows are ``a``, columns ``b``, in ``scale`` order."""
     first, second = _pair(a, b)
     levels = {value: index for index, value in enumerate(scale)}
@@ -62,7 +64,7 @@ def confusion(a: Sequence[int], b: Sequence[int], scale: Sequence[int] = SCALE) 
 
 
 def quadratic_weighted_kappa(
-    a: Sequence[int], b: Sequence[int], scale: Sequence[int] = SCALE
+    a: IntScores, b: IntScores, scale: Sequence[int] = SCALE
 ) -> float | None:
     """Cohen's kappa with weights ``(i - j)^2 / (k - 1)^2`` over the categories ``scale``.
 
@@ -84,7 +86,7 @@ def quadratic_weighted_kappa(
     return 1.0 - float((weights * observed).sum()) / chance
 
 
-def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
+def spearman(a: Scores, b: Scores) -> float | None:
     """Spearman's rho (ties get average ranks); None when either rater is constant.
 
     Values may be fractional (a mean of several judges), so they are not cast to integers.

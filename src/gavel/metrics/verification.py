@@ -51,7 +51,8 @@ def verification_metrics(cells: dict[str, int]) -> dict[str, float | int | None]
     if n == 0:
         return {"accuracy": None, "precision": None, "recall": None, "f1": None, "n": 0}
     values = rates(*(cells[c] for c in CELLS))
-    return {name: float(v) for name, v in values.items()} | {"n": n, **cells}
+    metrics: dict[str, float | int | None] = {name: float(v) for name, v in values.items()}
+    return metrics | {"n": n, **cells}
 
 
 def verification_intervals(

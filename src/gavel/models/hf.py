@@ -39,7 +39,7 @@ from gavel.errors import ConfigError, GavelError
 from gavel.media.frames import sample_frames
 from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.sampling import sampling_from_options
-from gavel.models.base import Answer, Capabilities, Request
+from gavel.requests import Answer, Capabilities, Request
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ class HFModel:
         self.model.to(self.device)
         self.model.eval()
 
-        self.tokenizer = getattr(self.processor, "tokenizer", None)
+        self.tokenizer: Any = getattr(self.processor, "tokenizer", None)
         if self.tokenizer is None:
             raise ConfigError(f"hf: the processor of {source!r} has no tokenizer")
         template = getattr(self.processor, "chat_template", None) or getattr(

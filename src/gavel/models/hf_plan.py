@@ -15,7 +15,6 @@ from typing import Any
 
 from gavel.errors import ConfigError, GavelError
 from gavel.media.sampling import sampling_from_options
-from gavel.models.base import Answer, Capabilities, Request
 from gavel.models.hf import (
     ADAPTER,
     DEFAULT_BATCH_SIZE,
@@ -25,6 +24,7 @@ from gavel.models.hf import (
     check_settings,
     hf_options,
 )
+from gavel.requests import Answer, Capabilities, Request
 
 
 class HFPlan:

@@ -13,7 +13,7 @@ falls back to the placeholder ``EMPTY``, with a note; for api.openai.com it is a
 
 One call makes one attempt: retries, backoff and the failure budget belong to the runner
 (:func:`gavel.runner.async_runner.run_async`). Each server's requests pass its gate
-(:attr:`OpenAIChatModel.rate_control`, :mod:`gavel.runner.gate`): the ``rpm`` / ``tpm``
+(:attr:`OpenAIChatModel.rate_control`, :mod:`gavel.transport.gate`): the ``rpm`` / ``tpm``
 budgets, an in-flight limit that adapts to 429s, and the pause a ``Retry-After`` asks for.
 
 What is sent is the standard subset every server takes: ``model``, ``messages``, ``max_tokens``
@@ -63,10 +63,11 @@ from gavel.media.image_urls import data_url, encode_image, fit_within
 from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
-from gavel.models.base import Answer, Capabilities, Request
 from gavel.parsing.conventions import qwen_smart_resize
-from gavel.runner.gate import RateControl
-from gavel.runner.retry import InvalidResponseError
+from gavel.requests import Answer, Capabilities, Request
+from gavel.transport.failures import SAME_REFUSALS
+from gavel.transport.gate import RateControl
+from gavel.transport.retry import InvalidResponseError
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +173,7 @@ class OpenAIChatModel:
         self.notes: list[str] = []
         self.__key = self._read_key()
         self._busy = [0] * len(urls)
-        #: Each server's rate budgets and adaptive in-flight limit (``gavel.runner.gate``).
+        #: Each server's rate budgets and adaptive in-flight limit (``gavel.transport.gate``).
         self.rate_control = RateControl(urls, rpm=rpm, tpm=tpm)
         self._next = 0
         self._clients: dict[asyncio.AbstractEventLoop, list[Any]] = {}
@@ -392,7 +393,7 @@ class OpenAIChatModel:
     async def _served(self, index: int) -> list[dict[str, Any]] | None:
         """The entries ``GET /models`` lists, or None when its reply cannot say whether the
         model is served (then the run goes on unchecked)."""
-        from gavel.runner.failures import classify
+        from gavel.transport.failures import classify
 
         url = redact_userinfo(self.base_urls[index])  # named in messages only
         client = self._client(index).with_options(timeout=PREFLIGHT_TIMEOUT)
@@ -432,8 +433,6 @@ class OpenAIChatModel:
     def refusals_to_stop(self, status: int | None) -> int:
         """Requests refused alike before the run stops: one when the model is not listed and
         the refusal may be about it, else the runner's default."""
-        from gavel.runner.async_runner import SAME_REFUSALS
-
         return 1 if self.listed and status in (400, 404) else SAME_REFUSALS
 
     def optional_fields(self) -> dict[str, str]:

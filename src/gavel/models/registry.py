@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gavel.errors import ConfigError
-from gavel.models.base import Model
 from gavel.plugins import plugin_names, plugins, warn_if_shadowed
+from gavel.requests import Model
 
 Factory = Callable[..., Model]
 _FACTORIES: dict[str, tuple[Factory, str]] = {}
@@ -53,7 +53,7 @@ def load_model(spec: str, **options: Any) -> Model:
     return model
 
 
-#: What every model has (gavel.models.base.Model); the runner reads them all.
+#: What every model has (gavel.requests.Model); the runner reads them all.
 _MODEL_PARTS = ("name", "capabilities", "settings", "answer")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from gavel.errors import GavelError
 from gavel.io.predictions import PredictionReader
-from gavel.models.base import Answer, Capabilities, Request
+from gavel.requests import Answer, Capabilities, Request
 
 
 class ReplayModel:

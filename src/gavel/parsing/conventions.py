@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from gavel.geometry import Box
 
@@ -37,8 +38,9 @@ class Convention:
     name: str
     description: str
     #: Maps the numbers of one box (``arity`` of them, four unless said otherwise), in the order
-    #: the model wrote them, to (x1, y1, x2, y2) pixels.
-    to_pixels: Callable[[tuple[float, ...], ImageGeometry], Box]
+    #: the model wrote them, to (x1, y1, x2, y2) pixels. The numbers' type is left open: a
+    #: converter takes a tuple of exactly ``arity`` floats, a length this field cannot name.
+    to_pixels: Callable[[Any, ImageGeometry], Box]
     #: For token conventions: a regex whose group 1 is one coordinate's integer.
     token: re.Pattern[str] | None = None
     #: Allowed range of raw values, used to reject impossible numbers as invalid.

@@ -1,7 +1,7 @@
 """The verdict (does the caption contain an error?) and the explanation, from a model's answer.
 
 First, what the model did not write itself is set aside: ``<think>`` drafts, and any text
-copied from a prompt gavel sends (:mod:`gavel.parsing.echo`: the answer template
+copied from a prompt gavel sent (:mod:`gavel.parsing.echo`, the caller's filter: the answer template
 ``{"hallucination": true or false, ...}``, a rule such as "Use an empty list when there is no
 error.", a judge rubric line). Then, in order (docs/metrics.md repeats them):
 
@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gavel.parsing.echo import EchoFilter
 from gavel.parsing.structured import first_object, strip_think
-from gavel.prompts import prompt_echo
 
 #: Keys whose truthy value means "the caption has an error".
 VERDICT_KEYS = (
@@ -57,6 +57,8 @@ EXPLANATION_KEYS = (
     "description",
 )
 MAX_EXPLANATION = 4000
+#: The filter that sets nothing aside (a caller that sent no prompt of gavel's).
+NO_ECHO = EchoFilter(())
 
 _TRUE_WORDS = {
     "yes",
@@ -188,13 +190,17 @@ class AnswerReading:
     refused: str | None = None
 
 
-def read_answer(text: str | None, *, truncated: bool = False) -> AnswerReading:
+def read_answer(
+    text: str | None, *, truncated: bool = False, echo: EchoFilter = NO_ECHO
+) -> AnswerReading:
     """The verdict and the explanation of one answer (the module's rules, in order).
 
-    ``truncated``: the answer was cut off by the token limit (``finish_reason: length``)."""
+    ``truncated``: the answer was cut off by the token limit (``finish_reason: length``).
+    ``echo``: the prompts sent, whose copied text is set aside first (the caller's: a benchmark
+    passes :func:`gavel.benchmarks.echo.echo_filter`); by default nothing is set aside."""
     if not text:
         return AnswerReading(None, "")
-    stripped = prompt_echo().remove(strip_think(text))
+    stripped = echo.remove(strip_think(text))
     body = stripped.text
     obj = first_object(body)
     explanation = _explanation(body, obj)
@@ -223,16 +229,18 @@ _KEY_VALUE = re.compile(
 def _unfinished_object_verdict(body: str) -> bool | None:
     """Rule 1 for an object the token limit cut off: ``{"hallucination": true, "expl`` still
     states its verdict. Only keys whose value is complete count, in rule 1's key order."""
-    found = {}
+    found: dict[str, str] = {}
     for match in _KEY_VALUE.finditer(body):
         found.setdefault(match.group(1).lower(), match.group(2).strip('"'))
     value = {key: True if v == "true" else False if v == "false" else v for key, v in found.items()}
     return verdict_from_object(value) if value else None
 
 
-def parse_verdict(text: str | None, *, truncated: bool = False) -> bool | None:
+def parse_verdict(
+    text: str | None, *, truncated: bool = False, echo: EchoFilter = NO_ECHO
+) -> bool | None:
     """True: the answer says the caption has an error; False: it says it has none."""
-    return read_answer(text, truncated=truncated).verdict
+    return read_answer(text, truncated=truncated, echo=echo).verdict
 
 
 def _explanation(body: str, obj: dict[str, Any] | None) -> str:
@@ -244,7 +252,7 @@ def _explanation(body: str, obj: dict[str, Any] | None) -> str:
     return " ".join(_BOX_MARKUP.sub(" ", body).split())[:MAX_EXPLANATION]
 
 
-def parse_explanation(text: str | None) -> str:
+def parse_explanation(text: str | None, *, echo: EchoFilter = NO_ECHO) -> str:
     """The explanation field of a JSON answer, else the prose without box markup (in both
-    cases without text copied from a prompt)."""
-    return read_answer(text).explanation
+    cases without text copied from a prompt ``echo`` holds)."""
+    return read_answer(text, echo=echo).explanation

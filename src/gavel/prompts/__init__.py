@@ -1,4 +1,8 @@
-"""Versioned prompt templates; their SHA-256 goes into every manifest."""
+"""Versioned prompt templates; their SHA-256 goes into every manifest.
+
+This package only holds prompt texts (:mod:`gavel.prompts.judge`: the judge's): it imports no
+reader, so every reader below the benchmarks can be handed the prompts it must ignore.
+"""
 
 from __future__ import annotations
 
@@ -32,29 +36,19 @@ def template_names() -> list[str]:
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
 
 
-def shipped_prompts() -> tuple[list[str], list[str]]:
-    """Every prompt gavel ever sends, as ``(templates, plain texts)``: the template files, the
-    DetailVerifyBench thinking prompt, the LLM judge's prompts and the box instructions that
-    fill the GAVEL prompt. Readers remove echoes of these (:mod:`gavel.parsing.echo`)."""
-    # Imported here: those modules import the parsers, which import this one.
-    from gavel.benchmarks.detailverify.prompt import load_prompt
-    from gavel.benchmarks.gavel.prompt import BOX_INSTRUCTIONS
-    from gavel.judge.protocol import HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT, SYSTEM_PROMPT
+@dataclass(frozen=True)
+class PromptTexts:
+    """The prompts one part of gavel sends, as its echo filter needs them: ``templates`` are
+    ``str.format`` templates (cut at their fields), ``plain`` are texts sent as they are.
 
-    templates = [load_template(name).text for name in template_names()]
-    templates += [load_prompt(thinking=True).text, HALLUCINATION_PROMPT, NO_HALLUCINATION_PROMPT]
-    return templates, [SYSTEM_PROMPT, *BOX_INSTRUCTIONS.values()]
+    Each benchmark declares its own (:attr:`gavel.benchmarks.spec.Benchmark.prompts`), so text a
+    model copied from any of them, a plugin's included, is set aside before its answer is read
+    (:mod:`gavel.benchmarks.echo`)."""
 
-
-_ECHO = None
+    templates: tuple[str, ...] = ()
+    plain: tuple[str, ...] = ()
 
 
-def prompt_echo():
-    """The :class:`gavel.parsing.echo.EchoFilter` of every shipped prompt (built once)."""
-    global _ECHO
-    if _ECHO is None:
-        from gavel.parsing.echo import EchoFilter
-
-        templates, plain = shipped_prompts()
-        _ECHO = EchoFilter.from_templates(templates, plain)
-    return _ECHO
+def template_texts() -> PromptTexts:
+    """Every template file shipped with gavel, as prompts sent."""
+    return PromptTexts(tuple(load_template(name).text for name in template_names()))

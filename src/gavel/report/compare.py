@@ -75,27 +75,28 @@ class Comparison:
     p_mcnemar: float | None = None
 
 
-class _GavelLine(msgspec.Struct):
+class _Line(msgspec.Struct):
     id: str
+
+
+class _GavelLine(_Line):
     verdict_true: bool
     verdict_pred: bool | None = None
     iou: float | None = None
 
 
-class _DetailVerifyLine(msgspec.Struct):
-    id: str
+class _DetailVerifyLine(_Line):
     scored: bool | None = None
     token: tuple[float, float, float, float] | None = None
 
 
-class _VideoHallucerLine(msgspec.Struct):
-    id: str
+class _VideoHallucerLine(_Line):
     pair: str
     correct: bool | None = None
 
 
 #: The fields each benchmark's units are made of, and their types, checked line by line.
-LINES: dict[str, type[msgspec.Struct]] = {
+LINES: dict[str, type[_Line]] = {
     "gavel": _GavelLine,
     "detailverify": _DetailVerifyLine,
     "videohallucer": _VideoHallucerLine,
@@ -178,7 +179,7 @@ def paired_bootstrap(
         draws[start:stop] = diff[idx].mean(axis=1)
     alpha = (1 - level) / 2
     low, high = np.quantile(draws, [alpha, 1 - alpha])
-    p = min(1.0, 2 * min(np.mean(draws <= 0), np.mean(draws >= 0)))
+    p = min(1.0, 2 * min(float(np.mean(draws <= 0)), float(np.mean(draws >= 0))))
     return [float(low), float(high)], float(p)
 
 

@@ -137,10 +137,10 @@ def write_thumbnail(source: Path, out: Path, side: int) -> str | None:
         apply_pixel_limit()  # a huge image gets no thumbnail (and no warning is printed)
         with Image.open(source) as image:
             image.draft("RGB", (side, side))  # JPEG: decode at a reduced scale, much faster
-            image = image.convert("RGB")
-            image.thumbnail((side, side))
+            rgb = image.convert("RGB")
+            rgb.thumbnail((side, side))
             temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            image.save(temp, "JPEG", quality=82, optimize=True)
+            rgb.save(temp, "JPEG", quality=82, optimize=True)
             os.replace(temp, target)
     except Exception:  # Pillow raises many types for unreadable files
         return None
@@ -629,7 +629,7 @@ def videohallucer_gallery(runs: list[RunView], out: Path) -> dict[str, Any]:
                     if isinstance(score.get("unread"), dict)
                     else {},
                 }
-                if pair is not None and side in ("basic", "hallucination"):
+                if pair is not None and root is not None and side in ("basic", "hallucination"):
                     row["q"] = pair.side(side).question
                     video = video_path(pair, side, root, hallucination_video=hallucination_video)
                     if video.is_file() and _inside(video, root):

@@ -30,7 +30,6 @@ from typing import Any
 
 import msgspec
 
-from gavel import __version__
 from gavel.errors import ConfigError, DataError, GavelError
 from gavel.io.jsonl import field_of, parse_json, refuse_non_finite
 from gavel.io.reading import read_regular
@@ -44,6 +43,7 @@ from gavel.report.gallery import (
     videohallucer_gallery,
 )
 from gavel.tables import Table
+from gavel.version import __version__
 
 TITLES = {"gavel": "GAVEL", "detailverify": "DetailVerifyBench", "videohallucer": "VideoHallucer"}
 

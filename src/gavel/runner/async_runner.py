@@ -2,7 +2,7 @@
 
 ``concurrency`` workers share one lazy iterator over the requests, so memory stays flat however
 many there are; each worker takes the next request, asks the model (retrying what is worth
-retrying, see :mod:`gavel.runner.retry`), appends the prediction to the output and only then
+retrying, see :mod:`gavel.transport.retry`), appends the prediction to the output and only then
 counts it. The output file has the same contract as the in-process runner's
 (:mod:`gavel.runner.local`, whose ``repair_tail`` and ``completed_ids`` are reused):
 
@@ -21,8 +21,8 @@ When the failure budget runs out (too many failures of the endpoint in a row, or
 share) the run stops: requests in flight are abandoned (not written, so a rerun sends them), the file is
 synced, and :class:`RunAborted` is raised with the summary. Everything written stays valid.
 Only failures of the endpoint spend the budget: a reply that arrived but was refused (a judge
-reply without a valid score, :class:`gavel.runner.validating.InvalidAnswerError`) is written as
-an error line of its own sample and never stops the run (:mod:`gavel.runner.failures`).
+reply without a valid score, :class:`gavel.transport.failures.InvalidAnswerError`) is written as
+an error line of its own sample and never stops the run (:mod:`gavel.transport.failures`).
 
 A run whose endpoint answers goes on to the end: a sample the server refuses (a content
 filter, an image too large: 400, 404, 413, 422) gets its error line with the server's words and
@@ -46,7 +46,7 @@ rerun once the server is back asks only those.
 A 429 while other requests are being answered is the endpoint's rate limit at work: it is
 retried without spending the request's retries, so it never becomes an error line while the
 run makes progress. A served model's own rate control (its ``rate_control``,
-:mod:`gavel.runner.gate`: budgets, adaptive in-flight limit, ``Retry-After`` pauses) gets the
+:mod:`gavel.transport.gate`: budgets, adaptive in-flight limit, ``Retry-After`` pauses) gets the
 run's ``concurrency`` as its ceiling and is shown on the progress bar.
 
 Each error line names the real cause (``connection refused``, not the client's
@@ -73,22 +73,23 @@ import msgspec
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import AppendFile, close_synced, plain_mode
 from gavel.manifest import redact_userinfo
-from gavel.models.base import Answer, Model, Request
 from gavel.records import Prediction
+from gavel.requests import Answer, Model, Request
 from gavel.runner.cache import AnswerCache, model_identity
-from gavel.runner.failures import (
+from gavel.runner.first_requests import FirstRequests
+from gavel.runner.local import RunSummary, completed_ids, repair_tail
+from gavel.runner.max_failures import MaxFailures
+from gavel.transport.failures import (
     ANSWERED,
     HTTP_STATUS,
     INVALID_ANSWER,
     NO_SERVER,
+    SAME_REFUSALS,
     Failure,
     Refusal,
     classify,
 )
-from gavel.runner.first_requests import FirstRequests
-from gavel.runner.local import RunSummary, completed_ids, repair_tail
-from gavel.runner.max_failures import MaxFailures
-from gavel.runner.retry import RetryPolicy, is_retryable, retry_after, status_of
+from gavel.transport.retry import RetryPolicy, is_retryable, retry_after, status_of
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +97,6 @@ log = logging.getLogger(__name__)
 MAX_ERROR_CHARS = 1000
 #: Distinct failure causes printed on the console in one run (each once).
 MAX_SHOWN = 5
-#: The first requests of a run refused alike, none answered, that stop it (see the module).
-SAME_REFUSALS = 3
 #: Failure causes listed by :meth:`AsyncRunSummary.describe_failures` at most.
 MAX_CAUSES = 10
 #: Seconds a server that went away (connection refused) is waited for before the run stops.
@@ -298,8 +297,11 @@ async def run_async(
     taken = take_errors(out) if retry_errors else {}
     summary.errors_retried = len(taken)
     seen = completed_ids(out)
-    own_cache = cache is not None and not isinstance(cache, AnswerCache)
-    store = AnswerCache(cache) if own_cache else cache  # type: ignore[arg-type]
+    store: AnswerCache | None
+    if cache is None or isinstance(cache, AnswerCache):
+        own_cache, store = False, cache
+    else:
+        own_cache, store = True, AnswerCache(cache)
     runner = _Runner(model, store, policy, failure_budget, timeout, summary)
     runner.outage_limit = outage_limit
     runner.retried = set(taken)

@@ -1,10 +1,10 @@
 """The batched runner for in-process models: several requests per forward pass, longest first.
 
-A local transformers model (:class:`gavel.models.base.BatchModel`) answers a batch of requests
+A local transformers model (:class:`gavel.requests.BatchModel`) answers a batch of requests
 in about the time of one on a GPU, but only if the batch is worth padding: requests of very
 different lengths waste most of it on pad tokens. So the runner reads the requests in windows
 of ``window_batches`` batches, orders each window by the model's
-:meth:`~gavel.models.base.BatchModel.request_length`, longest first (so a batch too large for
+:meth:`~gavel.requests.BatchModel.request_length`, longest first (so a batch too large for
 the memory fails at the start of a run, not hours into it), and cuts it into batches. Only the
 window's requests (paths and text) are held, never their pixels, so memory stays flat however
 long the request iterator is, and answers keep streaming: each batch's lines are written as
@@ -35,8 +35,8 @@ import msgspec
 
 from gavel.errors import ConfigError
 from gavel.io.files import AppendFile, close_synced
-from gavel.models.base import Answer, BatchModel, Request
 from gavel.records import Prediction
+from gavel.requests import Answer, BatchModel, Request
 from gavel.runner.async_runner import (
     MAX_ERROR_CHARS,
     AsyncRunSummary,
@@ -45,8 +45,8 @@ from gavel.runner.async_runner import (
     budget_spent,
     drop_errors,
 )
-from gavel.runner.failures import classify
 from gavel.runner.local import completed_ids
+from gavel.transport.failures import classify
 
 log = logging.getLogger(__name__)
 

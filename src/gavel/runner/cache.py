@@ -28,11 +28,19 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from gavel.models.base import Answer, Model, Request
+from gavel.requests import Answer, Model, Request
 
 #: Bumped when the key's layout changes, so old entries can never be mistaken for new ones.
 KEY_VERSION = 1
 _HASHES_KEPT = 4096
+
+
+def default_cache() -> Path:
+    """Where answers of remote models (and a judge's replies) are cached: $GAVEL_CACHE_DIR or
+    ~/.cache/gavel."""
+    root = os.environ.get("GAVEL_CACHE_DIR") or Path.home() / ".cache" / "gavel"
+    return Path(root) / "answers.sqlite"
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -154,8 +162,8 @@ class AnswerCache:
         text, usage, sent, given, finish_reason = row
         return Answer(
             text,
-            sent_size=tuple(json.loads(sent)) if sent else None,  # type: ignore[arg-type]
-            input_size=tuple(json.loads(given)) if given else None,  # type: ignore[arg-type]
+            sent_size=tuple(json.loads(sent)) if sent else None,
+            input_size=tuple(json.loads(given)) if given else None,
             usage=json.loads(usage),
             finish_reason=finish_reason,
         )

@@ -18,8 +18,8 @@ import msgspec
 
 from gavel.io.files import AppendFile
 from gavel.io.predictions import PredictionReader
-from gavel.models.base import Model, Request
 from gavel.records import Prediction
+from gavel.requests import Model, Request
 
 
 @dataclass

@@ -33,8 +33,8 @@ from PIL import Image
 from gavel.errors import GavelError
 from gavel.media.image_urls import data_url, encode_image, fit_within
 from gavel.media.sampling import sampling_from_options
-from gavel.models.base import Request
 from gavel.records import Prediction
+from gavel.requests import Request
 from gavel.runner.local import completed_ids
 
 #: Suffixes sent as a video's sampled frames (as the OpenAI-compatible adapter does).
@@ -110,7 +110,9 @@ def preprocess(
             parts.append({"type": "image_url", "image_url": {"url": url}})
             sent = sent or list(size)
     parts.append({"type": "text", "text": request.prompt})
-    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages: list[dict[str, Any]] = (
+        [{"role": "system", "content": request.system}] if request.system else []
+    )
     messages.append({"role": "user", "content": parts})
     return {
         "messages": messages,

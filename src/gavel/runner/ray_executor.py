@@ -20,7 +20,7 @@ others back for a while but never makes memory grow. A resumed file has the earl
 first, then the new ones in input order, which is why a file is only guaranteed to hold the same
 lines as a local run, not in the same order; ``latency_s`` differs run to run, as always.
 
-Requests must be picklable (:class:`gavel.models.base.Request` is) and the files they name
+Requests must be picklable (:class:`gavel.requests.Request` is) and the files they name
 (images, videos) must be readable at the same paths on every node that runs an actor.
 
 Each actor asks for ``cpus_per_worker`` CPUs and ``gpus_per_worker`` GPUs (fractions allowed:
@@ -34,9 +34,9 @@ A served model (``openai:``) is asked as the in-process async runner asks it: ea
 the model's ``preflight`` (``GET /models``) once before the first batch, then asks request after
 request through :mod:`gavel.runner.async_runner`'s retries, backoff, outage wait and error
 classification, so the error lines carry the server's words and ``error_kind``. The driver
-counts alike refusals (:class:`gavel.runner.failures.Refusal`) over the lines in the order it
+counts alike refusals (:class:`gavel.transport.failures.Refusal`) over the lines in the order it
 writes them, until the first answer: when the first
-:data:`gavel.runner.async_runner.SAME_REFUSALS` lines (one when the server's list lacked the
+:data:`gavel.transport.failures.SAME_REFUSALS` lines (one when the server's list lacked the
 model) are all refused alike the run stops with :class:`RunStopped` and the same message as
 the in-process runner, the lines written kept and the batches in flight not written. A replica
 also stops asking within a batch once its own first requests reach that count.
@@ -54,11 +54,10 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gavel.errors import ConfigError, GavelError
-from gavel.models.base import Model, Request
-from gavel.runner.failures import Refusal
+from gavel.requests import BatchModel, Model, Request, ServedModel
 from gavel.runner.local import RunSummary, _progress, completed_ids
 from gavel.runner.ray_resources import (
     PLACEMENT_TIMEOUT_S,
@@ -67,6 +66,7 @@ from gavel.runner.ray_resources import (
     reserve,
     workers_that_fit,
 )
+from gavel.transport.failures import Refusal
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def driver_model(
         from gavel.models.hf_plan import plan_from_spec
 
         device = "cuda" if gpus_per_worker else "cpu"
-        return plan_from_spec(spec[3:], replica_device=device, **model_options)  # type: ignore[return-value]
+        return plan_from_spec(spec[3:], replica_device=device, **model_options)
     from gavel.models.registry import load_model
 
     return load_model(spec, **model_options)
@@ -177,7 +177,7 @@ class ModelReplica:
             try:
                 await check()
             finally:
-                await self.model.aclose()
+                await cast(ServedModel, self.model).aclose()  # a preflight: a served model
 
         try:
             asyncio.run(once())
@@ -209,10 +209,10 @@ class ModelReplica:
         from gavel.runner.local import _ask
 
         if callable(getattr(self.model, "answer_async", None)):
-            return asyncio.run(_answer_served(self.model, requests))
+            return asyncio.run(_answer_served(cast(ServedModel, self.model), requests))
         encoder = msgspec.json.Encoder()
         if callable(getattr(self.model, "answer_batch", None)):
-            predictions = answer_requests(self.model, requests)
+            predictions = answer_requests(cast(BatchModel, self.model), requests)
         else:
             predictions = [_ask(self.model, request) for request in requests]
         lines = [
@@ -222,7 +222,7 @@ class ModelReplica:
         return Answered(lines, [None] * len(lines))
 
 
-async def _answer_served(model: Model, requests: list[Request]) -> Answered:
+async def _answer_served(model: ServedModel, requests: list[Request]) -> Answered:
     """Ask one request after another with the async runner's attempts (retries, backoff,
     the wait for a server gone away, the server's words in the error); stop at the first
     reason the runner has to stop the run. A fresh count per batch, so a replica never
@@ -345,7 +345,7 @@ def run_ray(
                 if stopped is not None:
                     break  # the batches in flight are not written: a rerun asks them
             while unwritten and stopped is None:
-                stopped = _write(pool, unwritten.popleft(), handle, done, summary, bar, task,  # type: ignore[arg-type]
+                stopped = _write(pool, unwritten.popleft(), handle, done, summary, bar, task,
                                  refusals)  # fmt: skip
     finally:
         handle.flush()

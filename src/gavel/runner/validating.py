@@ -6,7 +6,7 @@ own bound. :class:`ValidatingModel` asks again up to ``invalid_retries`` times, 
 :class:`InvalidAnswerError`, which the runner does not retry and writes as an error line (so the
 sample is counted as failed and a rerun asks it again), but which never spends the runner's
 failure budget: the server answered, so nothing is wrong with the run, only with that reply
-(:mod:`gavel.runner.failures`). With ``repair``, a re-ask is not the same request again (a
+(:mod:`gavel.transport.failures`). With ``repair``, a re-ask is not the same request again (a
 server at temperature 0 would give the same reply): it adds the refused reply and the repair
 instruction after the prompt, and an answer that came so records how many re-asks it took
 (``meta["repaired"]``). Only accepted answers are returned, so only they reach the
@@ -21,17 +21,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from gavel.errors import GavelError
-from gavel.models.base import Answer, Model, Request
-
-
-class InvalidAnswerError(GavelError):
-    """The model answered, but never acceptably (not retried by the runner). ``usage`` holds
-    the tokens of all the rejected replies, which were paid for all the same."""
-
-    def __init__(self, message: str, usage: dict[str, int] | None = None):
-        super().__init__(message)
-        self.usage = dict(usage or {})
+from gavel.requests import Answer, Model, Request
+from gavel.transport.failures import InvalidAnswerError
 
 
 class ValidatingModel:

@@ -117,6 +117,8 @@ def _fetch(spec: HubSpec, local_only: bool) -> Snapshot:
 
     cache = cache_dir()
     revision = spec.revision or "main"
+    commit: str | None
+    unreachable: str | None
     commit, unreachable = (None, "HF_HUB_OFFLINE is set") if local_only else (None, None)
     try:
         if not local_only:
@@ -164,5 +166,5 @@ def _fetch(spec: HubSpec, local_only: bool) -> Snapshot:
         raise GavelError(
             f"{spec}: the download failed ({type(error).__name__}: {error}); rerun to resume it"
         ) from None
-    folder = Path(folder)
-    return Snapshot(folder, commit or folder.name)
+    snapshot = Path(folder)
+    return Snapshot(snapshot, commit or snapshot.name)

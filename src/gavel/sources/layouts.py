@@ -266,7 +266,7 @@ class VideoHallucerLayout:
             if relative is None:
                 relative = _content_name(media, f"{category}/videos")
             self.files.place(media, relative, row, field_name)
-            question = {"video": posixpath.basename(relative)}
+            question: dict[str, Any] = {"video": posixpath.basename(relative)}
             question |= {k: values.get(k) for k in ("question", "answer")}
             if values.get("explanation") is not None:
                 question["explanation"] = values["explanation"]

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ def _select_local(spec: ParquetSpec) -> tuple[Path, Selection]:
 
 def materialize(
     benchmark: str, spec: HubSpec | ParquetSpec, image_root: Path | None
-) -> tuple[Path, Path, dict[str, Any]]:
+) -> tuple[Path, Path | None, dict[str, Any]]:
     """``(data path, image root, provenance)`` for the loaders, building the folder if needed."""
     if benchmark not in LAYOUTS:
         raise ConfigError(f"--data {spec}: benchmark {benchmark!r} cannot read Hub or Parquet data")
@@ -167,7 +168,7 @@ def _check(benchmark: str, data: Path, image_root: Path, ends: list[tuple[int, P
     if benchmark == "gavel":
         from gavel.benchmarks.gavel.data import GavelLoader
 
-        loader = GavelLoader(data, image_root)
+        loader: Iterable[object] = GavelLoader(data, image_root)
     else:
         from gavel.benchmarks.detailverify.data import DetailVerifyLoader
 

@@ -126,7 +126,7 @@ def set_max_pixels(processor: Any, max_pixels: int) -> None:
         raise ConfigError(
             f"--max-pixels {max_pixels} is below the processor's minimum of {minimum} pixels"
         )
-    if _get(size, "longest_edge") is not None:
+    if size is not None and _get(size, "longest_edge") is not None:
         size["longest_edge"] = max_pixels
     if getattr(image_processor, "max_pixels", None) is not None:
         image_processor.max_pixels = max_pixels

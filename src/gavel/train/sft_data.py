@@ -51,13 +51,16 @@ class ChatExample:
 
     def messages(self, *, with_answer: bool = True) -> list[dict[str, object]]:
         """The conversation in the content-parts form chat templates (and the hf adapter) use."""
-        user = {
+        user: dict[str, object] = {
             "role": "user",
             "content": [{"type": "image"}, {"type": "text", "text": self.prompt}],
         }
         if not with_answer:
             return [user]
-        answer = {"role": "assistant", "content": [{"type": "text", "text": self.response}]}
+        answer: dict[str, object] = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": self.response}],
+        }
         return [user, answer]
 
 

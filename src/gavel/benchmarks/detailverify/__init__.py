@@ -8,11 +8,13 @@ Read top-down: :mod:`.data` (loader), :mod:`.prompt` (the official prompt, reque
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from gavel.benchmarks.detailverify.options import OPTIONS
 from gavel.benchmarks.spec import Benchmark, Prepared, RunSettings
-from gavel.models.base import Model
+from gavel.prompts import PromptTexts
+from gavel.requests import Model
 
 NAME = "detailverify"
 
@@ -67,6 +69,14 @@ def synth(out: Path, n: int, seed: int, difficulty: str, run: RunSettings, progr
     return generate_detailverify(out, n, seed, difficulty, share, progress=progress)
 
 
+@cache
+def prompts() -> PromptTexts:
+    """The official prompt, without and with thinking."""
+    from gavel.benchmarks.detailverify.prompt import load_prompt
+
+    return PromptTexts((load_prompt(thinking=False).text, load_prompt(thinking=True).text))
+
+
 BENCHMARK = Benchmark(
     NAME,
     "DetailVerifyBench: tag the hallucinated words of a long caption",
@@ -77,4 +87,5 @@ BENCHMARK = Benchmark(
     synth,
     options=OPTIONS,
     sample_unit="sample",
+    prompts=prompts,
 )

@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -41,6 +41,8 @@ from gavel.records import Sample
 REAL = "real_test"
 SYNTHETIC = "synthetic_test"
 MAX_TEXT = 50_000
+
+T = TypeVar("T")
 
 
 class DetailVerifySample(Sample, kw_only=True, gc=False):
@@ -136,9 +138,9 @@ class DetailVerifyLoader:
         self.report[layout] += 1
         return sample
 
-    def _labels(self, number: int, raw: Line, kind: type) -> list[Any]:
+    def _labels(self, number: int, raw: Line, kind: type[list[T]]) -> list[T]:
         try:
-            return msgspec.convert(raw.hallucination_labels or [], list[kind])
+            return msgspec.convert(raw.hallucination_labels or [], kind)
         except msgspec.ValidationError as error:
             message = str(error).split(" - at ")[0]
             where = "hallucination_labels" + (field_of(error) or "")
@@ -159,7 +161,7 @@ class DetailVerifyLoader:
             self.report["boolean_modify"] += 1
         elif raw.Modify not in ("Yes", "No"):
             self.report["unusual_modify"] += 1
-        labels = [(item.text, item.labels) for item in self._labels(number, raw, RealLabel)]
+        labels = [(item.text, item.labels) for item in self._labels(number, raw, list[RealLabel])]
         return DetailVerifySample(
             id=filename,
             category=category,
@@ -181,7 +183,7 @@ class DetailVerifyLoader:
             labels = self._reply_labels(raw.model_reply)
             self.report["labels_from_model_reply"] += 1
         else:
-            labels = _edit_labels(self._labels(number, raw, Edit))
+            labels = _edit_labels(self._labels(number, raw, list[Edit]))
         return DetailVerifySample(
             id=base,
             category=raw.category if isinstance(raw.category, str) else None,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from gavel.benchmarks.detailverify.data import DetailVerifySample
 from gavel.errors import ConfigError
-from gavel.models.base import Request
 from gavel.prompts import Template, load_template
+from gavel.requests import Request
 
 NAME = "detailverify"
 

@@ -8,12 +8,13 @@ side, so every number in ``results.json`` can be traced to the samples. Metrics 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
 
 from gavel.benchmarks.detailverify.data import DetailVerifySample
+from gavel.benchmarks.echo import echo_filter
 from gavel.metrics.stats import percentile_interval
 from gavel.metrics.tokens import (
     NONE,
@@ -27,7 +28,6 @@ from gavel.metrics.tokens import (
     set_metrics,
 )
 from gavel.parsing.tags import VALID, Validity, extract_result, strip_tags, validate
-from gavel.prompts import prompt_echo
 from gavel.records import Outcome, Prediction, Score
 
 #: The 13 categories the official table reads, in its order.
@@ -105,7 +105,7 @@ def copied_answer(response: str | None, answer: str, *, thinking: bool) -> bool:
     without the copied text (:mod:`gavel.parsing.echo`) no such answer would be read."""
     if not response or not answer:
         return False
-    own = prompt_echo().remove(response)
+    own = echo_filter().remove(response)
     return own.echoed and extract_result(own.text, thinking=thinking) != answer
 
 
@@ -123,6 +123,7 @@ def score_sample(
         "gold_flags": [i for i, h in enumerate(gold.hallucinated) if h],
     }
     pred: list[bool] | None = None
+    extra: dict[str, Any]
     if prediction is None:
         outcome, extra = Outcome.MISSING, {}
     elif prediction.error:
@@ -179,6 +180,11 @@ def score_sample(
 # --- reduction --------------------------------------------------------------------------------
 
 
+#: Metric rows of scored samples: score_sample sets ``token`` and ``card`` whenever it sets
+#: ``scored``, a link the score's field types cannot state.
+_Rows = list[list[float]]
+
+
 def _mean(values: list[float]) -> float | None:
     return 100.0 * sum(values) / len(values) if values else None
 
@@ -208,7 +214,7 @@ def summarize(
     n = len(scored)
     sentences = [list(prf(*s.sentence)) for s in scored if s.sentence is not None]
 
-    response = Counter()
+    response: Counter[str] = Counter()
     halves_counts = [0, 0, 0, 0]
     for s in scored:
         k, mid = s.aligned, s.aligned // 2
@@ -258,9 +264,10 @@ def summarize(
     for domain in sorted({s.domain or "Unknown" for s in scored}):
         members = [s for s in scored if (s.domain or "Unknown") == domain]
         domains[domain] = {
-            "token": _prf_block([s.token for s in members]),
+            "token": _prf_block(cast(_Rows, [s.token for s in members])),
             "sentence": _prf_block(
-                [list(prf(*s.sentence)) for s in members], keys=("precision", "recall", "f1")
+                [list(prf(*s.sentence)) for s in members if s.sentence is not None],
+                keys=("precision", "recall", "f1"),
             ),
             "count": len(members),
         }
@@ -283,14 +290,16 @@ def summarize(
     test_hal = sum(len(s.pred_flags) for s in scored)
 
     metrics = {
-        "token": _prf_block([s.token for s in scored]),
+        "token": _prf_block(cast(_Rows, [s.token for s in scored])),
         "sentence": _prf_block(sentences, keys=("precision", "recall", "f1")),
         "response": response_prf | {k: response[k] for k in ("tp", "fp", "fn", "tn")},
         "category_recall": {c: v["recall"] for c, v in per_category.items()},
         "halves": halves,
         "length": strata,
         "domain": domains,
-        "token_card": _prf_block([s.card for s in scored], keys=("precision", "recall", "f1")),
+        "token_card": _prf_block(
+            cast(_Rows, [s.card for s in scored]), keys=("precision", "recall", "f1")
+        ),
         "token_card_micro": _percent((*micro, micro_f1)),
         "faithfulness": {
             "answers": len(answered),

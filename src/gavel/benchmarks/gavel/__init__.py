@@ -9,11 +9,13 @@ line's start-up needs none of them.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from gavel.benchmarks.gavel.options import OPTIONS
 from gavel.benchmarks.spec import Benchmark, Prepared, RunSettings
-from gavel.models.base import Model
+from gavel.prompts import PromptTexts
+from gavel.requests import Model
 
 NAME = "gavel"
 
@@ -65,6 +67,16 @@ def synth(out: Path, n: int, seed: int, difficulty: str, run: RunSettings, progr
     return generate_gavel(out, n, seed, difficulty, share, values["categories"], progress=progress)
 
 
+@cache
+def prompts() -> PromptTexts:
+    """The default prompt and the box instruction it is sent with (``--prompt`` chooses among
+    the template files, which every echo filter holds anyway)."""
+    from gavel.benchmarks.gavel.prompt import BOX_INSTRUCTIONS
+    from gavel.prompts import load_template
+
+    return PromptTexts((load_template("gavel_v1").text,), tuple(BOX_INSTRUCTIONS.values()))
+
+
 BENCHMARK = Benchmark(
     NAME,
     "caption verification, explanation and grounding boxes",
@@ -75,4 +87,5 @@ BENCHMARK = Benchmark(
     synth,
     options=OPTIONS,
     sample_unit="sample",
+    prompts=prompts,
 )

@@ -89,9 +89,10 @@ class GavelLoader:
     def parse(self, number: int, line: bytes) -> GavelSample:
         raw = decode_line(_DECODER, self.path, number, line, GavelLine)
         self._check_id(number, raw.id)
-        image, error = safe_relative_path(raw.image)
-        if error:
-            raise self.fail(number, "image", error)
+        try:
+            image = safe_relative(raw.image, "image path")
+        except UnsafePath as error:
+            raise self.fail(number, "image", str(error)) from None
         self._check_text(number, raw)
         self._check_category(number, raw)
         width, height = self._size(number, raw, image)

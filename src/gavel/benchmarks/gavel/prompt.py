@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from gavel.models.base import Request
 from gavel.prompts import Template
 from gavel.records import GavelSample
+from gavel.requests import Request
 
 NAME = "gavel"
 

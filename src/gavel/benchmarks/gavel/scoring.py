@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gavel.benchmarks.echo import echo_filter
 from gavel.benchmarks.gavel.data import load_samples
 from gavel.errors import ConfigError
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
@@ -118,6 +119,8 @@ class GavelScorer:
         self.settings = settings
         self.policy = get_policy(settings.match)
         self.tally = ScoringTally()
+        #: Every prompt sent, whose copied text an answer is read without.
+        self.echo = echo_filter()
 
     def score(self, sample: GavelSample, prediction: Prediction | None) -> GavelScore:
         no_iou = 0.0 if sample.boxes else None
@@ -135,7 +138,9 @@ class GavelScorer:
         self.tally.truncated += prediction.truncated
         detail = "no verdict found in the response"
         if verdict is None or explanation is None:
-            reading = read_answer(prediction.response, truncated=prediction.truncated)
+            reading = read_answer(
+                prediction.response, truncated=prediction.truncated, echo=self.echo
+            )
             self.tally.echoed += reading.copied > 0
             if verdict is None:
                 verdict = reading.verdict

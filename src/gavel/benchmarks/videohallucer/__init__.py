@@ -9,11 +9,13 @@ the modules to the :class:`~gavel.benchmarks.spec.Benchmark` record, importing e
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from gavel.benchmarks.spec import Benchmark, Prepared, RunSettings
 from gavel.benchmarks.videohallucer.options import OPTIONS
-from gavel.models.base import Model
+from gavel.prompts import PromptTexts
+from gavel.requests import Model
 
 NAME = "videohallucer"
 
@@ -63,6 +65,14 @@ def synth(out: Path, n: int, seed: int, difficulty: str, run: RunSettings, progr
     return generate_videohallucer(out, n, seed, difficulty, progress=progress)
 
 
+@cache
+def prompts() -> PromptTexts:
+    """The official prompt (each question is filled in)."""
+    from gavel.benchmarks.videohallucer.prompt import OFFICIAL_TEMPLATE
+
+    return PromptTexts((OFFICIAL_TEMPLATE.text,))
+
+
 BENCHMARK = Benchmark(
     NAME,
     "VideoHallucer: paired basic / hallucinated yes-no questions on videos",
@@ -74,4 +84,5 @@ BENCHMARK = Benchmark(
     options=OPTIONS,
     sample_unit="pair",
     videos=True,
+    prompts=prompts,
 )

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from gavel.benchmarks.videohallucer.data import SIDES, VideoHallucerPair
 from gavel.errors import ConfigError
-from gavel.models.base import Request
 from gavel.prompts import Template, load_template
+from gavel.requests import Request
 
 NAME = "videohallucer"
 

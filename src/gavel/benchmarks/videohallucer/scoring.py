@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from gavel.benchmarks.echo import echo_filter
 from gavel.benchmarks.videohallucer.data import (
     CATEGORIES,
     LEADERBOARD,
@@ -57,7 +58,6 @@ from gavel.parsing.yesno import (
     prepare,
     strict_reading,
 )
-from gavel.prompts import prompt_echo
 from gavel.records import Outcome, Prediction, Result, Score
 from gavel.selection import ALL, Selection, select
 
@@ -186,7 +186,7 @@ def score_question(
 def own_words(text: str, question: str) -> str:
     """The response without what it copied from the prompt: the question and the text of every
     shipped prompt, the official answer instruction included (:mod:`gavel.parsing.echo`)."""
-    text = prompt_echo().remove(text).text
+    text = echo_filter().remove(text).text
     return EchoFilter([question]).remove(text).text
 
 

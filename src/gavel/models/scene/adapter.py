@@ -12,10 +12,10 @@ import numpy as np
 from PIL import Image
 
 from gavel.media.pixels import apply_pixel_limit, refusal
-from gavel.models.base import Answer, Capabilities, Request
 from gavel.models.scene.detailverify_answer import answer_detailverify
 from gavel.models.scene.gavel_answer import answer_gavel
 from gavel.models.scene.video_answer import answer_question
+from gavel.requests import Answer, Capabilities, Request
 
 
 def _pixels(request: Request) -> np.ndarray:

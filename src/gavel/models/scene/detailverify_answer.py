@@ -76,12 +76,12 @@ def _relation_span(match: re.Match[str], seen: list[SeenObject]) -> list[Span]:
     b = [o for o in seen if (o.color, o.kind) == (color_b, kind_b)]
     if len(a) != 1 or len(b) != 1:
         return []
-    (a,), (b,) = a, b
+    (one,), (other,) = a, b
     holds = {
-        "to the left of": COLUMNS.index(a.column) < COLUMNS.index(b.column),
-        "to the right of": COLUMNS.index(a.column) > COLUMNS.index(b.column),
-        "above": ROWS.index(a.row) < ROWS.index(b.row),
-        "below": ROWS.index(a.row) > ROWS.index(b.row),
+        "to the left of": COLUMNS.index(one.column) < COLUMNS.index(other.column),
+        "to the right of": COLUMNS.index(one.column) > COLUMNS.index(other.column),
+        "above": ROWS.index(one.row) < ROWS.index(other.row),
+        "below": ROWS.index(one.row) > ROWS.index(other.row),
     }[relation]
     return [] if holds else [match.span(3)]
 

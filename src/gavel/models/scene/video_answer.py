@@ -89,7 +89,7 @@ def answer_question(video: Path, question: str) -> str:
         verdict = (
             len(first) >= MIN_FRAMES
             and len(second) >= MIN_FRAMES
-            and np.median(first) < np.median(second)
+            and bool(np.median(first) < np.median(second))
         )
     if verdict is None:
         return "I cannot tell from this video."

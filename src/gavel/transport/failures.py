@@ -41,7 +41,8 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from gavel.runner.retry import InvalidResponseError, status_of
+from gavel.errors import GavelError
+from gavel.transport.retry import InvalidResponseError, status_of
 
 CONNECTION_REFUSED = "connection_refused"
 CONNECTION_RESET = "connection_reset"
@@ -70,6 +71,9 @@ PER_SAMPLE_STATUS = frozenset({400, 404, 413, 422})
 #: Server errors that mean "not now" rather than "never": a gateway without its upstream
 #: (502, 504) and a server not ready (503). They are waited out, never a reason to stop early.
 OUTAGE_STATUS = frozenset({502, 503, 504})
+#: The first requests of a run refused alike, none answered, that stop it (a model adapter may
+#: ask fewer: its ``refusals_to_stop``; see :mod:`gavel.runner.async_runner`).
+SAME_REFUSALS = 3
 #: Words of a server still starting (llama-server's 503 "Loading model", a proxy's upstream
 #: warming up): like :data:`OUTAGE_STATUS`, whatever the status.
 _NOT_READY = re.compile(
@@ -90,6 +94,15 @@ _SECRETS = (
 
 _RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED}
 _UNREACHABLE_ERRNOS = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
+
+
+class InvalidAnswerError(GavelError):
+    """The model answered, but never acceptably (not retried by the runner). ``usage`` holds
+    the tokens of all the rejected replies, which were paid for all the same."""
+
+    def __init__(self, message: str, usage: dict[str, int] | None = None):
+        super().__init__(message)
+        self.usage = dict(usage or {})
 
 
 @dataclass(frozen=True)
@@ -185,8 +198,6 @@ def chain(error: BaseException) -> list[BaseException]:
 
 def classify(error: BaseException) -> Failure:
     """The kind of failure ``error`` is, from the deepest cause that says."""
-    from gavel.runner.validating import InvalidAnswerError
-
     if isinstance(error, InvalidAnswerError):
         return Failure(INVALID_ANSWER, str(error))
     status = status_of(error)

@@ -94,7 +94,7 @@ class Limits:
         """From a reply's headers (case-insensitive, as HTTP's); None when they say nothing."""
         if headers is None:
             return None
-        found = []
+        found: list[tuple[float, float] | None] = []
         for kind in ("requests", "tokens"):
             remaining = _count(headers.get(f"x-ratelimit-remaining-{kind}"))
             reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}"))

@@ -8,24 +8,24 @@ waits, in the order requests arrived, until
   every other request sent meanwhile would be refused too; a bare 429 (no such header, no
   rate header) pauses it briefly and probes, the pause doubling with each probe refused;
 - what the server's ``x-ratelimit-remaining-*`` / ``x-ratelimit-reset-*`` headers say is left
-  allows it (:mod:`gavel.runner.rate_headers`); a 429 that carries them does not cut the
+  allows it (:mod:`gavel.transport.rate_headers`); a 429 that carries them does not cut the
   adaptive limit, since they already pace what follows;
 - fewer requests are in flight there than the adaptive limit
-  (:class:`gavel.runner.adaptive.AdaptiveLimit`: cut by 30% on a 429, grown back while replies are
+  (:class:`gavel.transport.adaptive.AdaptiveLimit`: cut by 30% on a 429, grown back while replies are
   clean, never above ``--concurrency``), and, once a 429 has come, its pace allows it: that
   limit's value over the average reply latency, requests per second, so that a limit of 4.8 in
   flight is 4.8 on average, not 4 or 5;
-- its ``--rpm`` and ``--tpm`` buckets allow it (:mod:`gavel.runner.rate_limit`).
+- its ``--rpm`` and ``--tpm`` buckets allow it (:mod:`gavel.transport.rate_limit`).
 
 The adaptive limit is also lowered when the replies show that the server only queues what is
-in flight beyond what it works on at once (:mod:`gavel.runner.queueing`: a server generating one
+in flight beyond what it works on at once (:mod:`gavel.transport.queueing`: a server generating one
 request at a time), so that replies do not wait in its queue past the timeout, and when a
 request times out while the server answers others but none sent after it (it waited behind
 them), cut as for a 429, once a round.
 
 After the reply the token bucket is corrected by what the server reported it counted, and a
 refused request gives back what it was charged. The runner retries the refused request as
-usual (:mod:`gavel.runner.retry`); :class:`RateControl` is what it sees of the gates: it sets
+usual (:mod:`gavel.transport.retry`); :class:`RateControl` is what it sees of the gates: it sets
 their ceiling and shows their limit on the progress bar.
 """
 
@@ -38,11 +38,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from gavel.errors import ConfigError
-from gavel.runner.adaptive import AdaptiveLimit
-from gavel.runner.queueing import QueueWatch
-from gavel.runner.rate_headers import HeaderBudget, Limits
-from gavel.runner.rate_limit import BURST_SECONDS, TokenBucket, TokenMeter
-from gavel.runner.retry import retry_after, status_of
+from gavel.transport.adaptive import AdaptiveLimit
+from gavel.transport.queueing import QueueWatch
+from gavel.transport.rate_headers import HeaderBudget, Limits
+from gavel.transport.rate_limit import BURST_SECONDS, TokenBucket, TokenMeter
+from gavel.transport.retry import retry_after, status_of
 
 #: The in-flight ceiling until a run sets it (the runner's default concurrency).
 DEFAULT_CEILING = 16
@@ -77,7 +77,7 @@ class EndpointGate:
         self._paced_at = 0.0
         #: Whether the server only queues what is in flight beyond what it works on at once.
         self.queue = QueueWatch()
-        #: What the server's rate-limit headers allow (:mod:`gavel.runner.rate_headers`).
+        #: What the server's rate-limit headers allow (:mod:`gavel.transport.rate_headers`).
         self.budget = HeaderBudget()
         #: The newest request (by number) answered cleanly so far.
         self._answered = -1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gavel.runner.rate_headers import (
+from gavel.transport.rate_headers import (
     GUARD_MIN,
     MAX_RESET,
     HeaderBudget,

@@ -25,10 +25,10 @@ fraction of a request instead of a whole one. Before any 429 nothing is paced: n
 to limit.
 
 A server that queues what it cannot work on at once lowers the limit too
-(:meth:`AdaptiveLimit.lower_to`, from :mod:`gavel.runner.queueing`): to the level that keeps
+(:meth:`AdaptiveLimit.lower_to`, from :mod:`gavel.transport.queueing`): to the level that keeps
 its queue short, grown beyond as slowly as beyond a 429's, without a pace.
 
-This is pure bookkeeping (no clock, no asyncio): :mod:`gavel.runner.gate` applies it.
+This is pure bookkeeping (no clock, no asyncio): :mod:`gavel.transport.gate` applies it.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class AdaptiveLimit:
         return True
 
     def lower_to(self, value: float) -> None:
-        """The server queues what is sent beyond ``value`` (:mod:`gavel.runner.queueing`): the
+        """The server queues what is sent beyond ``value`` (:mod:`gavel.transport.queueing`): the
         limit goes there, and grows beyond it only slowly, as beyond the level of a 429."""
         self._moved(value, value)
         self.queue_cuts += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gavel.runner.adaptive import DECREASE, MAX_SLOWDOWN, AdaptiveLimit
+from gavel.transport.adaptive import DECREASE, MAX_SLOWDOWN, AdaptiveLimit
 
 
 def test_it_starts_at_the_ceiling_and_never_goes_above_it():

@@ -1,53 +1,51 @@
-"""The one place where the integrations (inspect_ai, lmms-eval) reach into gavel's benchmarks.
+"""What another evaluation framework (inspect_ai, lmms-eval) needs to ask and score as gavel does.
 
-Other frameworks must ask the same questions and score the same way as ``gavel generate`` and
-``gavel score``, so they call gavel's own loaders, prompts and scorers, never copies of them.
-Everything they need goes through the few functions here: the requests of a benchmark, the
-content of the chat message gavel would send for one, a per-sample score, the scoring of a
-whole run, and the metrics as flat names. When the benchmarks' internals move, only this
-module changes.
+A task of another framework must send the same questions and score the same way as ``gavel
+generate`` and ``gavel score``, so it calls gavel's own loaders, prompts and scorers, never
+copies of them: the requests of a benchmark for a preset (:func:`load_requests`), the content of
+the chat message gavel would send for one (:class:`MessageBuilder`), prediction records, the
+score of one answer (:class:`SampleScorer`), the scoring of a whole run (:func:`evaluate`) and
+its metrics as flat names (:func:`flat_metrics`). gavel's own integrations use only these.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import tempfile
-import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from types import UnionType
 from typing import Any
 
 import msgspec
 
 from gavel.errors import ConfigError
-from gavel.models.base import Capabilities, Request
 from gavel.records import Prediction, Result, Score
+from gavel.requests import Capabilities, Request
+from gavel.scoring.samples import BENCHMARKS, SampleScorer, score_values
 from gavel.selection import ALL, Selection
 
-#: The benchmarks the integrations offer, by gavel's names for them.
-BENCHMARKS = ("gavel", "detailverify", "videohallucer")
-
-#: The numbers lmms-eval reports for each benchmark (flat names as :func:`flat_metrics` gives).
-HEADLINE_METRICS = {
-    "gavel": (
-        "verification.accuracy",
-        "verification.f1",
-        "grounding.A@0.3",
-        "grounding.A@0.5",
-        "grounding.A@0.7",
-    ),
-    "detailverify": (
-        "token.precision",
-        "token.recall",
-        "token.f1",
-        "sentence.f1",
-        "response.f1",
-    ),
-    "videohallucer": ("overall", "overall_basic", "overall_hallucination"),
-}
+__all__ = [
+    "BENCHMARKS",
+    "Family",
+    "MessageBuilder",
+    "SampleScorer",
+    "TaskOptions",
+    "add_judged",
+    "check_benchmark",
+    "describe_sampling",
+    "evaluate",
+    "family",
+    "flat_metrics",
+    "generation_defaults",
+    "load_requests",
+    "prediction",
+    "prediction_from_dict",
+    "prediction_to_dict",
+    "resolve_data",
+    "resolve_source",
+    "score_values",
+]
 
 
 @dataclass(frozen=True)
@@ -305,17 +303,11 @@ def evaluate(
     ``selection`` scores part of the data as ``gavel score --limit``/``--sample-id`` does
     (:meth:`SampleScorer.selection` gives the one of a limited run)."""
     from gavel.benchmarks.registry import get_benchmark
+    from gavel.scoring.evaluate import evaluate_records
 
     check_benchmark(benchmark)
-    encoder = msgspec.json.Encoder()
-    with tempfile.TemporaryDirectory(prefix="gavel-") as folder:
-        path = Path(folder) / "predictions.jsonl"
-        with path.open("wb") as handle:
-            for item in predictions:
-                handle.write(encoder.encode(item) + b"\n")
-        return get_benchmark(benchmark).evaluate(
-            Path(data), path, _run_settings(benchmark, options, selection)
-        )
+    run = _run_settings(benchmark, options, selection)
+    return evaluate_records(get_benchmark(benchmark), Path(data), predictions, run)
 
 
 def add_judged(
@@ -323,17 +315,10 @@ def add_judged(
 ) -> None:
     """Add a judge's records of a scored GAVEL run to it as ``gavel score --judge`` does:
     ``metrics.explanation``, ``counts.judge_error``, each score's judge fields, warnings."""
-    from gavel.cli.score import add_judge_scores
+    from gavel.scoring.judging import add_judge_scores
 
     root = Path(options.image_root) if options.image_root else None
     add_judge_scores(judge, Path(data), root, None, result, scores)
-
-
-def attach_judged(scored: Score, judged: Any) -> None:
-    """A sample's judge record copied onto its score (``judge_score``, ...)."""
-    from gavel.judge.items import attach
-
-    attach([scored], [judged])  # type: ignore[list-item]
 
 
 def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
@@ -365,108 +350,3 @@ def flat_metrics(result: Result, *, counts: bool = True) -> dict[str, float]:
         flat["selection.chosen"] = float(recorded["chosen"])
         flat["selection.of"] = float(recorded["of"])
     return flat
-
-
-class SampleScorer:
-    """gavel's per-sample score of one answer, for frameworks that score sample by sample
-    (inspect's log viewer shows it); the data is loaded once. The run's metrics still come
-    from :func:`evaluate`, which also computes what only a whole run has (IoU groups, the
-    bootstrap)."""
-
-    def __init__(self, benchmark: str, data: str | Path, options: TaskOptions):
-        check_benchmark(benchmark)
-        self.benchmark = benchmark
-        path = Path(data)
-        root = Path(options.image_root) if options.image_root else None
-        if benchmark == "gavel":
-            from gavel.benchmarks.gavel.data import load_samples
-            from gavel.benchmarks.gavel.scoring import GavelSettings, score_predictions
-
-            samples, _ = load_samples(path, root)
-            settings: Any = GavelSettings(match=options.match, box_format=options.box_format)
-            self._items = {sample.id: sample for sample in samples}
-        elif benchmark == "detailverify":
-            from gavel.benchmarks.detailverify.data import read_samples
-            from gavel.benchmarks.detailverify.scoring import (
-                DetailVerifySettings,
-                score_predictions,
-            )
-
-            samples, _ = read_samples(path)
-            settings = DetailVerifySettings(mode=options.mode, thinking=options.thinking)
-            self._items = {sample.id: sample for sample in samples}
-        else:
-            from gavel.benchmarks.videohallucer.data import SIDES, load_dataset
-            from gavel.benchmarks.videohallucer.scoring import (
-                VideoHallucerSettings,
-                score_predictions,
-            )
-
-            pairs = load_dataset(path).pairs
-            settings = VideoHallucerSettings(answer_rule=options.answer_rule)
-            self._items = {pair.question_id(side): pair for pair in pairs for side in SIDES}
-        self._score = score_predictions
-        self._settings = settings
-        #: The benchmark's samples (what --limit counts) in file order, by their ids.
-        self._units = list(dict.fromkeys(item.id for item in self._items.values()))
-
-    def selection(self, answered: Iterable[str]) -> Selection:
-        """The selection that scores the samples with these answer ids, as
-        ``gavel score --sample-id`` would: everything when every sample is among them.
-
-        A VideoHallucer pair is one sample: one of its questions answered brings in the pair,
-        and its other question, unanswered, counts as missing (as for ``gavel score``).
-        Ids the data does not have are left to the scorer, which reports them as unknown.
-        """
-        chosen = {self._items[i].id for i in answered if i in self._items}
-        if not chosen:
-            raise ConfigError("none of the answers is for a sample of the data")
-        if len(chosen) == len(self._units):
-            return ALL
-        return Selection(sample_ids=tuple(unit for unit in self._units if unit in chosen))
-
-    def judge_item(self, scored: Score) -> Any:
-        """What a judge is asked about one scored GAVEL sample (a ``JudgeItem``)."""
-        from gavel.judge.items import judge_items
-
-        (item,) = judge_items([self._items[scored.id]], [scored])  # type: ignore[list-item]
-        return item
-
-    def score(self, answer: Prediction) -> Score:
-        item = self._items.get(answer.id)
-        if item is None:
-            raise ConfigError(f"sample {answer.id!r} is not in the data")
-        scores = self._score([item], [answer], self._settings)[0]
-        return next(score for score in scores if score.id == answer.id)
-
-
-#: The types of a per-sample score's fields that are numbers or flags.
-_NUMBERS = (bool, int, float)
-
-
-def _is_number_field(kind: Any) -> bool:
-    """Whether a field's type is a number or flag, possibly None (``float | None``)."""
-    options = (
-        typing.get_args(kind) if typing.get_origin(kind) in (typing.Union, UnionType) else (kind,)
-    )
-    kept = [option for option in options if option is not type(None)]
-    return bool(kept) and all(option in _NUMBERS for option in kept)
-
-
-def score_values(score: Score) -> dict[str, float | bool]:
-    """A per-sample score's numbers and flags (``ok``: the answer could be scored).
-
-    Every number field is there, NaN where the sample has none (an unparseable answer has no
-    IoU): inspect's ``--epochs`` reduces each sample's epochs key by key and needs the same
-    keys in each, and NaN is how inspect marks a value a sample does not have.
-    """
-    values: dict[str, float | bool] = {"ok": str(score.outcome) == "ok"}
-    for field in msgspec.structs.fields(score):
-        if not _is_number_field(field.type):
-            continue
-        value = getattr(score, field.name)
-        finite = isinstance(value, bool) or (
-            isinstance(value, int | float) and math.isfinite(value)
-        )
-        values[field.name] = value if finite else math.nan
-    return values

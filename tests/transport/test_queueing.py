@@ -3,7 +3,7 @@ reply times."""
 
 from __future__ import annotations
 
-from gavel.runner.queueing import QueueWatch
+from gavel.transport.queueing import QueueWatch
 
 
 def test_a_serialized_server_is_seen_at_the_end_of_a_round():

@@ -73,3 +73,12 @@ class BatchModel(Model, Protocol):
     batch_size: int
 
     def answer_batch(self, requests: Sequence[Request]) -> list[Answer]: ...
+
+
+class ServedModel(Model, Protocol):
+    """A model behind a server (the OpenAI-compatible adapter, or a wrapper of one): it answers
+    without blocking a thread, and holds connections that ``aclose`` closes."""
+
+    async def answer_async(self, request: Request) -> Answer: ...
+
+    async def aclose(self) -> None: ...

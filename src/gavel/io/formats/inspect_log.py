@@ -35,7 +35,7 @@ from gavel.io.jsonl import shown, surrogate_field
 
 #: What marks a predictions path as an inspect log.
 SUFFIX = ".eval"
-#: Where gavel's inspect tasks keep each answer's predictions line (inspect_tasks.py).
+#: Where gavel's inspect tasks keep each answer's predictions line (gavel.integrations.inspect_tasks).
 PREDICTION_KEY = "gavel_prediction"
 #: The environment variable setting the most a log may inflate to, in MiB, and its default.
 MAX_LOG_MIB_VARIABLE = "GAVEL_MAX_LOG_MIB"

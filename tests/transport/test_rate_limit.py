@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gavel.runner.rate_limit import (
+from gavel.transport.rate_limit import (
     CHARS_PER_TOKEN,
     IMAGE_TOKENS,
     PACE,

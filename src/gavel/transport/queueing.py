@@ -16,9 +16,9 @@ round's latency per token is over :data:`QUEUE_FACTOR` times ``r_min`` (the time
 waiting, not generating), the limit is lowered to ``2 P + 1``: the server always has the next
 request at hand, and a reply waits for about one other instead of fifteen. Per token, so that a
 long answer is not taken for a queue. The limit then grows back slowly, as after a 429
-(:class:`gavel.runner.adaptive.AdaptiveLimit`), and is lowered again if the queue comes back.
+(:class:`gavel.transport.adaptive.AdaptiveLimit`), and is lowered again if the queue comes back.
 
-Pure bookkeeping (no clock, no asyncio), applied by :mod:`gavel.runner.gate`.
+Pure bookkeeping (no clock, no asyncio), applied by :mod:`gavel.transport.gate`.
 """
 
 from __future__ import annotations

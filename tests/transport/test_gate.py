@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from gavel.errors import GavelError
-from gavel.models.base import Request
 from gavel.models.openai_compat import OpenAIChatModel
+from gavel.requests import Request
 from gavel.runner.async_runner import run_async
-from gavel.runner.retry import RetryPolicy
+from gavel.transport.retry import RetryPolicy
 
 pytest.importorskip("openai")
 
@@ -224,7 +224,7 @@ def test_a_server_that_answers_nothing_but_429_still_ends(server, fake, api_key,
 
 
 def test_what_the_progress_bar_shows():
-    from gavel.runner.gate import RateControl
+    from gavel.transport.gate import RateControl
 
     control = RateControl(["http://a/v1", "http://b/v1"], rpm=600)
     control.set_ceiling(16)
@@ -318,7 +318,7 @@ def test_an_exhausted_limit_with_an_odd_reset_never_holds_the_run(
 ):
     # Every reply: nothing left, and a reset that is a Unix time, nonsense or zero. gavel
     # believes a reset up to MAX_RESET (10 minutes; 1 s here), then sends and asks again.
-    from gavel.runner import rate_headers
+    from gavel.transport import rate_headers
 
     monkeypatch.setattr(rate_headers, "MAX_RESET", 1.0)
     headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": reset}

@@ -1,0 +1,85 @@
+"""The judge of a scoring: built from its settings before any scoring (a wrong setting or a
+missing extra is reported before the expensive work), then run over a scored GAVEL run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from gavel.errors import ConfigError
+from gavel.io.run_files import judge_replies_path
+from gavel.records import Result, Score
+from gavel.runner.cache import default_cache
+from gavel.setting_checks import json_object
+
+
+def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ...],
+               judge_api_key_env: str | None, judge_concurrency: int, judge_max_tokens: int,
+               judge_temperature: float, judge_extra_body: str | None, judge_retries: int,
+               judge_cache: Path | None, no_judge_cache: bool, judge_price: str | None = None,
+               judge_timeout: float | None = None, no_judge_model_check: bool = False,
+               progress: bool = True, judge_rpm: float | None = None,
+               judge_tpm: float | None = None):  # fmt: skip
+    """The judge the settings describe; an LLM judge's replies go beside ``out``."""
+    from gavel.judge.apply import JudgeOptions, load_judge
+
+    extra = json_object(judge_extra_body, "--judge-extra-body")
+    cache = None if no_judge_cache else (judge_cache or default_cache())
+    price = _price(judge_price)
+    options = JudgeOptions(
+        base_urls=judge_base_urls, api_key_env=judge_api_key_env,
+        concurrency=judge_concurrency, max_tokens=judge_max_tokens,
+        temperature=judge_temperature, extra_body=extra, invalid_retries=judge_retries,
+        cache=cache, replies=judge_replies_path(out) if out is not None else None,
+        progress=progress, timeout=judge_timeout, model_check=not no_judge_model_check,
+        rpm=judge_rpm, tpm=judge_tpm,
+    )  # fmt: skip
+    judge = load_judge(judge_spec, options)
+    if price is not None and hasattr(judge, "prices"):
+        judge.prices = {judge.name: price.per_thousand()}  # the runner's unit
+    return judge
+
+
+def _price(text: str | None):
+    from gavel.cost.prices import parse_price
+
+    return None if text is None else parse_price(text, "--judge-price")
+
+
+def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **settings: Any):
+    """The judge the settings ask for, or None (no ``judge_spec``); only GAVEL's
+    explanations are judged."""
+    if judge_spec is None:
+        return None
+    if benchmark != "gavel":
+        raise ConfigError("--judge scores GAVEL explanations; it does not apply to " + benchmark)
+    return make_judge(out, judge_spec, **settings)
+
+
+def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path | None,
+                     result: Result, scores: list[Score]) -> dict | None:  # fmt: skip
+    """Run the judge over a scored GAVEL run and record it (metrics, manifest); the ledger
+    entry to append when the run's files are written, if any. The judge's usage goes to
+    stderr in one line."""
+    from gavel.benchmarks.gavel.data import load_samples
+    from gavel.judge.apply import judge_result
+
+    samples, _ = load_samples(data_file, image_root)
+    scored = {score.id for score in scores}  # a selection scores some samples only
+    samples = [sample for sample in samples if sample.id in scored]
+    judge_result(result, samples, scores, judge, progress=True)
+    usage = result.metrics["explanation"]["judge"].get("usage")
+    if usage and usage.get("sent"):
+        refused = f", {usage['refused']} without a valid score" if usage.get("refused") else ""
+        repaired = f", {usage['repaired']} scored after a repair" if usage.get("repaired") else ""
+        print(
+            f"judge {judge.name}: {usage['answered'] - usage['errors']} answered "
+            f"({usage['cached']} from the cache), {usage['errors']} failed{refused}{repaired}, "
+            f"tokens {usage['prompt_tokens']:,} in / {usage['completion_tokens']:,} out",
+            file=sys.stderr,
+            flush=True,
+        )
+    if usage is not None and out is not None:
+        return {"judge": judge.name, "results": str(out), **usage}
+    return None
