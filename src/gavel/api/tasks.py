@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
 
@@ -24,6 +24,9 @@ from gavel.records import Prediction, Result, Score
 from gavel.requests import Capabilities, Request
 from gavel.scoring.samples import BENCHMARKS, SampleScorer, score_values
 from gavel.selection import ALL, Selection
+
+if TYPE_CHECKING:
+    from gavel.benchmarks.spec import RunSettings
 
 __all__ = [
     "BENCHMARKS",
@@ -119,7 +122,7 @@ def check_benchmark(benchmark: str) -> None:
         )
 
 
-def _run_settings(benchmark: str, options: TaskOptions, selection: Selection = ALL):
+def _run_settings(benchmark: str, options: TaskOptions, selection: Selection = ALL) -> RunSettings:
     """The benchmark's own settings record, from the options that benchmark declares."""
     from gavel.benchmarks.registry import get_benchmark
     from gavel.benchmarks.spec import RunSettings
@@ -177,21 +180,26 @@ class _DeclaredModel:
 
     name = "external"
 
-    def __init__(self, box_format: str, frames: str | None):
+    def __init__(self, box_format: str, frames: Mapping[str, Any] | None):
         self.capabilities = Capabilities(multi_image=True, video=True, box_format=box_format)
         self._frames = frames
 
     def settings(self) -> dict[str, Any]:
         return {"frames": self._frames}
 
-    def answer(self, request: Request):  # pragma: no cover - never asked
+    def answer(self, request: Request) -> NoReturn:  # pragma: no cover - never asked
         raise NotImplementedError
 
 
 def load_requests(
-    benchmark: str, data: str | Path, options: TaskOptions, frames: str | None = None
+    benchmark: str,
+    data: str | Path,
+    options: TaskOptions,
+    frames: Mapping[str, Any] | None = None,
 ) -> list[Request]:
-    """The requests ``gavel generate`` would send for ``data``: same ids, prompts and media."""
+    """The requests ``gavel generate`` would send for ``data``: same ids, prompts and media.
+    ``frames`` is the video sampling to record (:attr:`MessageBuilder.frames`,
+    :func:`describe_sampling`), as a model's settings record it."""
     from gavel.benchmarks.registry import get_benchmark
 
     check_benchmark(benchmark)
@@ -238,8 +246,9 @@ class MessageBuilder:
             quiet.disabled = was_disabled
 
     @property
-    def frames(self) -> str:
-        """How videos are sampled, in gavel's words (for the manifest)."""
+    def frames(self) -> dict[str, Any]:
+        """How videos are sampled, as manifests record it (``{"mode": "uniform", "count":
+        8}``)."""
         return self._adapter.sampling.describe()
 
     def content(self, request: Request) -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
@@ -249,8 +258,8 @@ class MessageBuilder:
 
 def describe_sampling(
     frames: int | None = None, fps: float | None = None, max_frames: int | None = None
-) -> str:
-    """How videos are sampled under these options, in gavel's words; checks them."""
+) -> dict[str, Any]:
+    """How videos are sampled under these options, as manifests record it; checks them."""
     from gavel.media.sampling import sampling_from_options
 
     return sampling_from_options(frames, fps, max_frames).describe()
@@ -283,7 +292,8 @@ def prediction(
 
 
 def prediction_to_dict(value: Prediction) -> dict[str, Any]:
-    return msgspec.to_builtins(value)
+    builtins: dict[str, Any] = msgspec.to_builtins(value)  # a Struct encodes as an object
+    return builtins
 
 
 def prediction_from_dict(value: Mapping[str, Any]) -> Prediction:
@@ -311,7 +321,11 @@ def evaluate(
 
 
 def add_judged(
-    data: str | Path, options: TaskOptions, result: Result, scores: list[Score], judge: Any
+    data: str | Path,
+    options: TaskOptions,
+    result: Result,
+    scores: Sequence[Score],
+    judge: Any,
 ) -> None:
     """Add a judge's records of a scored GAVEL run to it as ``gavel score --judge`` does:
     ``metrics.explanation``, ``counts.judge_error``, each score's judge fields, warnings."""

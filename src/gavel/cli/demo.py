@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,10 +18,15 @@ from gavel.examples import example_dir
 from gavel.io.files import atomic_write_bytes
 from gavel.matching_names import POLICY_NAMES
 from gavel.models.scene.adapter import SceneModel
+from gavel.records import Result, Score
 from gavel.report.html import write_report
 from gavel.report.tables import render
 from gavel.runner.local import run_model
 from gavel.scoring.files import write_run
+from gavel.scoring.judging import gavel_scores
+
+if TYPE_CHECKING:
+    from gavel.judge.apply import Judge
 
 #: (benchmark, difficulty, share of --n) for the synthetic runs.
 SYNTHETIC_RUNS = (
@@ -32,7 +39,7 @@ SYNTHETIC_RUNS = (
 )
 
 
-def offline_judge():
+def offline_judge() -> Judge | None:
     """The offline proxy judge, or None (with a note) when the judge extra is not installed."""
     from gavel.judge.apply import load_judge
 
@@ -43,7 +50,9 @@ def offline_judge():
         return None
 
 
-def judge_explanations(judge, data: Path, result, scores) -> None:
+def judge_explanations(
+    judge: Judge | None, data: Path, result: Result, scores: Sequence[Score]
+) -> None:
     """Add the offline judge's explanation scores to a scored GAVEL run."""
     if judge is None:
         return
@@ -51,10 +60,10 @@ def judge_explanations(judge, data: Path, result, scores) -> None:
     from gavel.judge.apply import judge_result
 
     samples, _ = load_samples(data)
-    judge_result(result, samples, scores, judge)
+    judge_result(result, samples, gavel_scores(scores), judge)
 
 
-def score_photos(out: Path, match: str, judge=None) -> list:
+def score_photos(out: Path, match: str, judge: Judge | None = None) -> list[tuple[str, Result]]:
     """The shipped photos against answers written in five model families' output formats."""
     examples = example_dir("photos")
     runs = []
@@ -70,8 +79,14 @@ def score_photos(out: Path, match: str, judge=None) -> list:
 
 
 def score_synthetic(
-    out: Path, benchmark: str, difficulty: str, n: int, seed: int, match: str, judge=None
-):
+    out: Path,
+    benchmark: str,
+    difficulty: str,
+    n: int,
+    seed: int,
+    match: str,
+    judge: Judge | None = None,
+) -> tuple[str, Result]:
     """A fresh synthetic set, answered by the built-in scene model from pixels alone, scored."""
     spec = get_benchmark(benchmark)
     # --match is GAVEL's option; the other benchmarks score as they always do.
@@ -130,7 +145,9 @@ def demo(out: Path, match: str, count: int, seed: int) -> None:  # fmt: skip
     """
     started = time.perf_counter()
     judge = offline_judge()
-    runs: dict[str, list] = {"gavel": score_photos(out / "photos", match, judge)}
+    runs: dict[str, list[tuple[str, Result]]] = {
+        "gavel": score_photos(out / "photos", match, judge)
+    }
     for benchmark, difficulty, share in SYNTHETIC_RUNS:
         n = max(3, round(count * share))
         runs.setdefault(benchmark, []).append(

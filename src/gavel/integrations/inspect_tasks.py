@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -36,6 +36,8 @@ from gavel.requests import Request
 _ASKED: dict[str, set[str]] = {}
 #: The epochs each task has run, by the task's key (several: ``inspect eval --epochs N``).
 _EPOCHS: dict[str, set[int]] = {}
+#: The options that name a video's frame sampling (a preset's are some of them).
+_SAMPLING = ("frames", "fps", "max_frames")
 
 
 def _task_name(short: str) -> str:
@@ -54,8 +56,19 @@ def _task_name(short: str) -> str:
     return short if qualified == f"gavel/{short}" else f"gavel/{short}"
 
 
+class BuilderOptions(TypedDict):
+    """How a task builds a message's content (:class:`gavel.api.tasks.MessageBuilder`'s
+    options); a plain dict, which inspect records among the solver's arguments."""
+
+    max_image_side: int | None
+    frames: int | None
+    fps: float | None
+    max_frames: int | None
+    image_format: str
+
+
 @solver
-def gavel_message(builder_options: dict[str, Any], requests: dict[str, Request], asked: str):
+def gavel_message(builder_options: BuilderOptions, requests: dict[str, Request], asked: str):
     """Replace the sample's input by the message gavel sends: its images, then its prompt;
     the sample is noted as asked (under the task's key ``asked``)."""
     builder = api.MessageBuilder(**builder_options)
@@ -176,7 +189,7 @@ def _task(
         raise ValueError(f"gavel/{benchmark} needs its data: -T data=PATH")
     given, (path, options) = data, api.resolve_data(benchmark, data, options)
     data = str(path)
-    builder_options = {
+    builder_options: BuilderOptions = {
         "max_image_side": max_image_side,
         "frames": frames,
         "fps": fps,
@@ -271,8 +284,15 @@ def videohallucer(
     preset's sampling unless ``frames`` or ``fps`` is given)."""
     family = api.family(preset)
     options = api.TaskOptions(image_root=video_root, answer_rule=answer_rule)
-    sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
-    if all(value is None for value in sampling.values()) and family.frames:
-        sampling |= family.frames
+    if frames is None and fps is None and max_frames is None and family.frames:
+        frames, fps, max_frames = (family.frames.get(name) for name in _SAMPLING)
     side = family.max_image_side if max_image_side is None else max_image_side
-    return _task("videohallucer", data, options, max_image_side=side, **sampling)
+    return _task(
+        "videohallucer",
+        data,
+        options,
+        max_image_side=side,
+        frames=frames,
+        fps=fps,
+        max_frames=max_frames,
+    )

@@ -175,7 +175,7 @@ def export_task(
             **{**options.as_dict(), "image_root": str(Path(options.image_root).resolve())}
         )
     sampling = {"frames": frames, "fps": fps, "max_frames": max_frames}
-    described = api.describe_sampling(**sampling)  # checks the sampling flags
+    described = api.describe_sampling(frames, fps, max_frames)  # checks the sampling flags
     requests = api.load_requests(benchmark, data, options, described)
     real = folder.resolve()  # the relative places are computed from its real path
     root = options.image_root

@@ -3,6 +3,7 @@ then results.json naming the SHA-256 of each."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -18,11 +19,11 @@ from gavel.io.run_files import (
     sha256_of,
 )
 from gavel.manifest import redact_userinfo
-from gavel.records import Result, Score
+from gavel.records import GavelScore, Result, Score
 
 
 def write_run(
-    out: Path, result: Result, scores: list[Score], ledger_entry: dict | None = None
+    out: Path, result: Result, scores: Sequence[Score], ledger_entry: dict | None = None
 ) -> Path:
     """Write a run's files as one change: per-sample scores, the judge's ledger line, then
     results.json naming the SHA-256 of each (io.files.write_together, io.run_files).
@@ -51,6 +52,6 @@ def write_run(
 
 def _without_userinfo(score: Score) -> Score:
     """A judge's error detail names its endpoint: never with the URL's password."""
-    if not getattr(score, "judge_detail", None):  # only GAVEL's scores have a judge
+    if not isinstance(score, GavelScore) or not score.judge_detail:  # GAVEL's alone are judged
         return score
     return msgspec.structs.replace(score, judge_detail=redact_userinfo(score.judge_detail))

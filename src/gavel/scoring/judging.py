@@ -4,12 +4,13 @@ missing extra is reported before the expensive work), then run over a scored GAV
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gavel.errors import ConfigError
 from gavel.io.run_files import judge_replies_path
-from gavel.records import Result, Score
+from gavel.records import GavelScore, Result, Score
 from gavel.runner.cache import default_cache
 from gavel.setting_checks import json_object
 
@@ -58,7 +59,7 @@ def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **settin
 
 
 def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path | None,
-                     result: Result, scores: list[Score]) -> dict | None:  # fmt: skip
+                     result: Result, scores: Sequence[Score]) -> dict | None:  # fmt: skip
     """Run the judge over a scored GAVEL run and record it (metrics, manifest); the ledger
     entry to append when the run's files are written, if any. The judge's usage goes to
     stderr in one line."""
@@ -68,7 +69,7 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     samples, _ = load_samples(data_file, image_root)
     scored = {score.id for score in scores}  # a selection scores some samples only
     samples = [sample for sample in samples if sample.id in scored]
-    judge_result(result, samples, scores, judge, progress=True)
+    judge_result(result, samples, gavel_scores(scores), judge, progress=True)
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
         refused = f", {usage['refused']} without a valid score" if usage.get("refused") else ""
@@ -83,3 +84,12 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
     if usage is not None and out is not None:
         return {"judge": judge.name, "results": str(out), **usage}
     return None
+
+
+def gavel_scores(scores: Sequence[Score]) -> list[GavelScore]:
+    """The scores of a GAVEL run as GAVEL's: the same objects, which the judge fills in; any
+    other benchmark's scores are refused (the judge reads verdicts and explanations)."""
+    kept = [score for score in scores if isinstance(score, GavelScore)]
+    if len(kept) != len(scores):
+        raise ConfigError("the judge scores GAVEL explanations; these are another benchmark's")
+    return kept

@@ -6,30 +6,115 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import msgspec
 
 from gavel.errors import ConfigError
-from gavel.records import Prediction, Score
+from gavel.records import GavelSample, GavelScore, Prediction, Score
 from gavel.selection import ALL, Selection
+
+if TYPE_CHECKING:
+    from gavel.judge.items import JudgeItem
 
 #: The benchmarks scored one answer at a time, by gavel's names for them.
 BENCHMARKS = ("gavel", "detailverify", "videohallucer")
 
 
 class SampleOptions(Protocol):
-    """The benchmark settings a per-sample score depends on (each benchmark reads its own)."""
+    """The benchmark settings a per-sample score depends on (each benchmark reads its own);
+    read only, so a frozen record (``gavel.api.tasks.TaskOptions``) gives them."""
 
-    image_root: str | None
-    box_format: str
-    match: str
-    mode: str
-    thinking: bool
-    answer_rule: str
+    @property
+    def image_root(self) -> str | None: ...
+    @property
+    def box_format(self) -> str: ...
+    @property
+    def match(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def thinking(self) -> bool: ...
+    @property
+    def answer_rule(self) -> str: ...
+
+
+class _Identified(Protocol):
+    """What a benchmark's unit of scoring has for its selection: the sample's id."""
+
+    @property
+    def id(self) -> str: ...
+
+
+_Item = TypeVar("_Item", bound=_Identified)
+_Settings = TypeVar("_Settings")
+
+
+@dataclass(frozen=True)
+class _Loaded(Generic[_Item, _Settings]):
+    """One benchmark's data by answer id, with its own scorer and settings: the three are
+    typed together, so a benchmark's scorer only ever gets that benchmark's samples."""
+
+    #: The unit each answer id scores (a VideoHallucer pair for each of its questions).
+    items: Mapping[str, _Item]
+    scorer: Callable[
+        [list[_Item], Iterable[Prediction], _Settings], tuple[Sequence[Score], list[str], object]
+    ]
+    settings: _Settings
+
+    def score(self, answer: Prediction) -> Score:
+        item = self.items.get(answer.id)
+        if item is None:
+            raise ConfigError(f"sample {answer.id!r} is not in the data")
+        scores = self.scorer([item], [answer], self.settings)[0]
+        return next(score for score in scores if score.id == answer.id)
+
+
+class _PerSample(Protocol):
+    """Any benchmark's loaded data, as :class:`SampleScorer` uses it."""
+
+    @property
+    def items(self) -> Mapping[str, _Identified]: ...
+
+    def score(self, answer: Prediction) -> Score: ...
+
+
+def _load(benchmark: str, path: Path, options: SampleOptions) -> _PerSample:
+    """The benchmark's data, scorer and settings (its loaders and scorer imported on use)."""
+    root = Path(options.image_root) if options.image_root else None
+    if benchmark == "gavel":
+        from gavel.benchmarks.gavel import data as gavel_data
+        from gavel.benchmarks.gavel import scoring as gavel_scoring
+
+        samples, _ = gavel_data.load_samples(path, root)
+        return _Loaded(
+            {sample.id: sample for sample in samples},
+            gavel_scoring.score_predictions,
+            gavel_scoring.GavelSettings(match=options.match, box_format=options.box_format),
+        )
+    if benchmark == "detailverify":
+        from gavel.benchmarks.detailverify import data as dvb_data
+        from gavel.benchmarks.detailverify import scoring as dvb_scoring
+
+        verify, _ = dvb_data.read_samples(path)
+        return _Loaded(
+            {sample.id: sample for sample in verify},
+            dvb_scoring.score_predictions,
+            dvb_scoring.DetailVerifySettings(mode=options.mode, thinking=options.thinking),
+        )
+    from gavel.benchmarks.videohallucer import data as vh_data
+    from gavel.benchmarks.videohallucer import scoring as vh_scoring
+
+    pairs = vh_data.load_dataset(path).pairs
+    return _Loaded(
+        {pair.question_id(side): pair for pair in pairs for side in vh_data.SIDES},
+        vh_scoring.score_predictions,
+        vh_scoring.VideoHallucerSettings(answer_rule=options.answer_rule),
+    )
 
 
 class SampleScorer:
@@ -44,37 +129,8 @@ class SampleScorer:
                 f"unknown benchmark {benchmark!r}; choose one of: {', '.join(BENCHMARKS)}"
             )
         self.benchmark = benchmark
-        path = Path(data)
-        root = Path(options.image_root) if options.image_root else None
-        if benchmark == "gavel":
-            from gavel.benchmarks.gavel.data import load_samples
-            from gavel.benchmarks.gavel.scoring import GavelSettings, score_predictions
-
-            samples, _ = load_samples(path, root)
-            settings: Any = GavelSettings(match=options.match, box_format=options.box_format)
-            self._items = {sample.id: sample for sample in samples}
-        elif benchmark == "detailverify":
-            from gavel.benchmarks.detailverify.data import read_samples
-            from gavel.benchmarks.detailverify.scoring import (
-                DetailVerifySettings,
-                score_predictions,
-            )
-
-            samples, _ = read_samples(path)
-            settings = DetailVerifySettings(mode=options.mode, thinking=options.thinking)
-            self._items = {sample.id: sample for sample in samples}
-        else:
-            from gavel.benchmarks.videohallucer.data import SIDES, load_dataset
-            from gavel.benchmarks.videohallucer.scoring import (
-                VideoHallucerSettings,
-                score_predictions,
-            )
-
-            pairs = load_dataset(path).pairs
-            settings = VideoHallucerSettings(answer_rule=options.answer_rule)
-            self._items = {pair.question_id(side): pair for pair in pairs for side in SIDES}
-        self._score = score_predictions
-        self._settings = settings
+        self._loaded = _load(benchmark, Path(data), options)
+        self._items = self._loaded.items
         #: The benchmark's samples (what --limit counts) in file order, by their ids.
         self._units = list(dict.fromkeys(item.id for item in self._items.values()))
 
@@ -93,19 +149,18 @@ class SampleScorer:
             return ALL
         return Selection(sample_ids=tuple(unit for unit in self._units if unit in chosen))
 
-    def judge_item(self, scored: Score) -> Any:
-        """What a judge is asked about one scored GAVEL sample (a ``JudgeItem``)."""
+    def judge_item(self, scored: Score) -> JudgeItem:
+        """What a judge is asked about one scored GAVEL sample."""
         from gavel.judge.items import judge_items
 
-        (item,) = judge_items([self._items[scored.id]], [scored])  # type: ignore[list-item]
+        sample = self._items.get(scored.id)
+        if not isinstance(sample, GavelSample) or not isinstance(scored, GavelScore):
+            raise ConfigError(f"the judge asks about GAVEL samples; {scored.id!r} is not one")
+        (item,) = judge_items([sample], [scored])
         return item
 
     def score(self, answer: Prediction) -> Score:
-        item = self._items.get(answer.id)
-        if item is None:
-            raise ConfigError(f"sample {answer.id!r} is not in the data")
-        scores = self._score([item], [answer], self._settings)[0]
-        return next(score for score in scores if score.id == answer.id)
+        return self._loaded.score(answer)
 
 
 #: The types of a per-sample score's fields that are numbers or flags.
