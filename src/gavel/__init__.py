@@ -16,6 +16,7 @@ _EXPORTS = {
     "benchmark": "gavel.api.benchmarks",
     "benchmark_names": "gavel.api.benchmarks",
     "Generation": "gavel.api.generation",
+    "GenerateSettings": "gavel.api.generation",
     "generate": "gavel.api.generation",
     "Result": "gavel.api.scoring",
     "ScoreSettings": "gavel.api.scoring",
@@ -34,6 +35,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "GavelError",
+    "GenerateSettings",
     "Generation",
     "Prediction",
     "Result",
@@ -50,7 +52,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from gavel.api.benchmarks import Benchmark, benchmark, benchmark_names
-    from gavel.api.generation import Generation, generate
+    from gavel.api.generation import GenerateSettings, Generation, generate
     from gavel.api.running import run
     from gavel.api.scoring import Result, ScoreSettings, score
     from gavel.api.synthesis import synthesize

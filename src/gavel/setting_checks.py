@@ -11,9 +11,13 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gavel.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gavel.benchmarks.spec import BenchmarkOption
 
 #: The largest values a few counts may take. Beyond them a run cannot finish (a bootstrap of
 #: 2**63 resamples asks numpy for an array larger than memory, 10**29 requests in flight make
@@ -87,3 +91,31 @@ def check_choice(flag: str, value: Any, choices: Sequence[str]) -> str:
 def refused(flag: str, reason: str) -> ConfigError:
     """The refusal of a setting's value, in the words the command line uses for its flag."""
     return ConfigError(f"Invalid value for '{flag}': {reason}")
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON holds it (paths as text, tuples as lists), as the manifest records."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [plain(v) for v in value]
+    return value
+
+
+def check_option(option: BenchmarkOption, value: Any) -> Any:
+    """A benchmark option's value checked as its flag checks it (the same record declares
+    both: its kind, choices, bounds or parser)."""
+    if option.kind is bool:
+        return bool(value)
+    if option.parse is not None:
+        if not isinstance(value, str):
+            return value
+        try:
+            return option.parse(value)
+        except ConfigError as error:
+            raise refused(option.flag, str(error)) from None
+    if option.choices is not None:
+        return check_choice(option.flag, value, option.choices)
+    if option.kind in (int, float):
+        return Bound(option.kind, option.minimum, option.maximum).check(option.flag, value)
+    return value

@@ -111,12 +111,3 @@ def test_a_flag_the_model_does_not_take_is_named_as_a_flag(gavel, tmp_path, mode
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"Error: {message}" in done.stderr
     assert not (tmp_path / "p.jsonl").exists()
-
-
-def test_the_model_flags_table_agrees_with_the_adapters():
-    from gavel.cli.generate import MODEL_FLAGS
-    from gavel.models import hf, openai_compat
-
-    accepted = {"openai": set(openai_compat.SPEC_OPTIONS), "hf": {*hf.SPEC_OPTIONS, "max_tokens"}}
-    for flag, (option, kinds) in MODEL_FLAGS.items():
-        assert {kind for kind, options in accepted.items() if option in options} == set(kinds), flag

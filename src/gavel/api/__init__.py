@@ -4,5 +4,7 @@
 ``gavel.run`` take the command line's settings by the flags' names, with the same defaults
 and checks, and give the same files; see docs/python-api.md. They are imported from
 ``gavel`` itself (lazily, so ``import gavel`` stays light); the modules here hold them, one
-step each, and :mod:`gavel.api.settings` checks the settings with the flags' own types.
+step each. A generation's settings are one record (:class:`gavel.GenerateSettings`, checked
+by :mod:`gavel.execution.settings` against the bounds the flags read too); the other steps'
+settings are still checked by :mod:`gavel.api.settings` with the flags' own types.
 """

@@ -27,13 +27,11 @@ def run(benchmark: str, *, data: str | Path, model: str, out: str | Path,
     scores again. Samples that failed are scored (``model_error``), the files written, and
     then the failure is raised (:class:`~gavel.errors.GavelError`), as the command's exit 2.
     """
-    from gavel.api.generation import invoke
+    from gavel.api.generation import SamplesFailed, from_parameters, generate_with
     from gavel.api.scoring import make_judge, score_with
     from gavel.benchmarks.registry import get_benchmark
     from gavel.cli import cost
     from gavel.cli.config_file import resolved
-    from gavel.cli.generate import SamplesFailed
-    from gavel.cli.generate import generate as generate_command
     from gavel.cli.run import SCORE_OPTIONS, _for
     from gavel.cli.run import run as command
     from gavel.cli.score import score as score_command
@@ -58,7 +56,8 @@ def run(benchmark: str, *, data: str | Path, model: str, out: str | Path,
     generating |= {n: getattr(flags, n) for n in cost.COMMAND_FLAGS["generate"]}
     failed = None
     try:
-        invoke(command_context(generate_command, benchmark, ctx), generating)
+        with ctx:  # the configuration ``command_values`` recorded
+            generate_with(from_parameters(generating), resolved())
     except SamplesFailed as error:  # scored all the same (model_error); raised after
         failed = error
     score_ctx = command_context(score_command, benchmark, ctx)

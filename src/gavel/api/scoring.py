@@ -134,8 +134,7 @@ def score_settings(benchmark: str, **given: Any) -> tuple[ScoreSettings, set[str
     from dataclasses import fields
 
     from gavel.benchmarks.registry import benchmark_names, foreign_option, get_benchmark
-    from gavel.scoring.settings import check_option
-    from gavel.setting_checks import check_choice
+    from gavel.setting_checks import check_choice, check_option
 
     check_choice("--benchmark", benchmark, benchmark_names())
     spec = get_benchmark(benchmark)

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from gavel.errors import ConfigError
+from gavel.execution.settings import FROM_PYTHON
 
 
 def setting_name(param: click.Parameter) -> str:
@@ -44,10 +45,6 @@ def command_context(
     ctx = click.Context(command, info_name=command.name, parent=parent)
     ctx.meta[_CHOSEN] = benchmark
     return ctx
-
-
-#: Where a setting's value came from, in the manifest's ``configuration``.
-FROM_PYTHON = "python"
 
 
 def record_settings(ctx: click.Context, values: Mapping[str, Any], given: set[str]) -> None:

@@ -27,7 +27,7 @@ from gavel.benchmarks.registry import (
 from gavel.benchmarks.spec import Benchmark, BenchmarkOption
 from gavel.cli import config_file
 from gavel.cli.options import FiniteFloat
-from gavel.errors import ConfigError
+from gavel.errors import ConfigError, UsageError
 from gavel.selection import Selection, sample_ids_from
 
 DEFAULT_BENCHMARK = "gavel"
@@ -134,8 +134,13 @@ class BenchmarkCommand(click.Command):
                 param.type = click.Choice(benchmark_names())
 
     def invoke(self, ctx: click.Context):
+        """Run the command; settings the library refuses in combination are shown as the
+        command line shows a usage error (its usage line, then the message; exit 2)."""
         config_file.record_resolved(ctx, self)
-        return super().invoke(ctx)
+        try:
+            return super().invoke(ctx)
+        except UsageError as error:
+            raise click.UsageError(str(error), ctx) from None
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         params = super().get_params(ctx)

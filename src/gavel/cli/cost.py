@@ -15,12 +15,12 @@ from typing import Any
 
 import click
 
-from gavel.cli.options import FiniteFloat
+from gavel.cli.options import bound_type
 from gavel.errors import ConfigError
+from gavel.execution.pricing import bound_cost
+from gavel.execution.settings import bound
 
 _FLAGS = "gavel.cost.flags"
-#: Where ``gavel run --dry-run`` collects the parts of its one report.
-_COLLECT = "gavel.cost.collect"
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _option(name: str) -> Any:
             help="A local tokenizer folder of the LLM judge, for --dry-run.",
         ),
         "max_cost": click.option(
-            "--max-cost", type=FiniteFloat(min=0), default=None, metavar="USD",
+            "--max-cost", type=bound_type(bound("max_cost")), default=None, metavar="USD",
             help="Stop sending once the run's recorded usage costs this much (earlier runs "
             "into the same files included); everything answered is kept.",
         ),
@@ -112,57 +112,11 @@ def pop_cost_flags(kwargs: dict[str, Any]) -> CostFlags:
 
 
 def show_dry_run(parts: list, style: str) -> None:
-    """Print the report of ``parts`` (estimates); inside ``gavel run --dry-run``, keep them
-    for its one report instead."""
-    collected = click.get_current_context().meta.get(_COLLECT)
-    if collected is not None:
-        collected.extend(parts)
-        return
+    """Print the report of ``parts`` (estimates) with the run's resolved configuration."""
     from gavel.cli.config_file import resolved
     from gavel.cost.report import build_report, render
 
     click.echo(render(build_report(parts, resolved()), style), nl=False)
-
-
-def _generation_sending(flags: CostFlags, model, preset: str | None):
-    """How a generation's requests go out, as the dry run counts them."""
-    from gavel.cost.estimate import Sending
-    from gavel.cost.image_tokens import rule_for
-    from gavel.cost.tokens import counter_for
-    from gavel.media.sampling import FrameSampling
-
-    return Sending(
-        counter=counter_for(model.name, flags.tokenizer, "--tokenizer"),
-        image_rule=rule_for(preset, model.name),
-        max_image_side=model.capabilities.max_image_side,
-        sampling=getattr(model, "sampling", None) or FrameSampling(),
-        max_tokens=getattr(model, "max_tokens", None),
-    )
-
-
-def generation_estimate(flags: CostFlags, model, preset: str | None, requests, out: Path,
-                        cache: Path | None, batch: bool = False):  # fmt: skip
-    """The dry run's estimate of a generation: ``requests`` as ``gavel generate`` built them
-    (at the batch price with ``batch``)."""
-    from gavel.cost.estimate import estimate
-    from gavel.cost.prices import resolve_price
-    from gavel.runner.cache import model_identity
-
-    sending = _generation_sending(flags, model, preset)
-    price = resolve_price(model.name, flags.price, "--price", batch)
-    identity = model_identity(model) if cache is not None else ""
-    return estimate("model", model.name, requests, sending, out, cache, identity, price)
-
-
-def _bound(sending, price, flag: str):
-    """Each request's upper-bound cost (a batch budget's): its input tokens as the dry run
-    counts them, and ``max_tokens`` of reply."""
-    from gavel.cost.estimate import input_tokens
-
-    if not sending.max_tokens:
-        raise ConfigError(f"--max-cost in batch mode needs a reply limit: give {flag}")
-    count = input_tokens(sending)
-    return lambda request: price.cost(count(request), sending.max_tokens)
 
 
 def _judge_sending(flags: CostFlags, judge):
@@ -233,16 +187,11 @@ def score_dry_run(flags: CostFlags, judge, benchmark, data_file: Path, predictio
     show_dry_run([judge_estimate(flags, judge, items, judge_price)], flags.dry_run_format)
 
 
-def run_dry_run(ctx: click.Context, generate, flags: CostFlags, predictions: Path,
-                generating: dict[str, Any], judge, scoring: dict[str, Any],
-                score_values: dict[str, Any]) -> None:  # fmt: skip
-    """``gavel run --dry-run``: the generation's estimate and the judge's, in one report."""
-    parts: list = []
-    ctx.meta[_COLLECT] = parts
-    try:
-        ctx.invoke(generate, out=predictions, **generating, **for_generate(flags))
-    finally:
-        del ctx.meta[_COLLECT]
+def run_dry_run(flags: CostFlags, generation, predictions: Path, generating: dict[str, Any],
+                judge, scoring: dict[str, Any], score_values: dict[str, Any]) -> None:  # fmt: skip
+    """``gavel run --dry-run``: the generation's estimate (``generation``) and the judge's,
+    in one report."""
+    parts: list = [generation]
     if judge is not None and hasattr(judge, "requests_for"):
         parts.append(
             _planned_judge(flags, judge, generating, predictions, scoring, score_values, parts[0])
@@ -280,35 +229,6 @@ def _batch(judge) -> bool:
     return getattr(judge, "batch", None) is not None
 
 
-def generation_budget(flags: CostFlags, model, out: Path, local_async: bool,
-                      preset: str | None = None, batch: bool = False):  # fmt: skip
-    """The ``--max-cost`` budget of a generation into ``out`` (None without the flag); with
-    ``batch``, at the batch price and with each request's upper bound."""
-    if flags.max_cost is None:
-        return None
-    if not local_async:
-        raise click.UsageError(
-            "--max-cost applies to served models (openai:) run by the local executor"
-        )
-    from gavel.cost.budget import Budget
-    from gavel.cost.prices import resolve_price
-
-    price = resolve_price(model.name, flags.price, "--price", batch)
-    if price is None:
-        raise ConfigError(
-            f"--max-cost needs the price of {model.name}: give --price IN,OUT (USD per "
-            "million input and output tokens)"
-        )
-    what = f"the model {model.name}"
-    if flags.spent_elsewhere:
-        what = f"the run (${flags.spent_elsewhere:.4f} by its judge before, the rest by {what})"
-    budget = Budget.over(flags.max_cost, price, [(out, price)], what)
-    budget.spent_before += flags.spent_elsewhere
-    if batch:
-        budget.bound = _bound(_generation_sending(flags, model, preset), price, "--max-tokens")
-    return budget
-
-
 def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
     """Give an LLM judge its ``--max-cost`` budget (over its replies file)."""
     if flags.max_cost is None:
@@ -331,35 +251,7 @@ def judge_budget(flags: CostFlags, judge, judge_price: str | None) -> None:
     judge.budget = Budget.over(flags.max_cost, price, files, what)
     judge.budget.spent_before += flags.spent_elsewhere
     if _batch(judge):
-        judge.budget.bound = _bound(_judge_sending(flags, judge), price, "--judge-max-tokens")
-
-
-def runner_prices(flags: CostFlags, model) -> dict[str, tuple[float, float]] | None:
-    """The runner's price table for a ``--price`` given, so its summary states the cost."""
-    if flags.price is None:
-        return None
-    from gavel.cost.prices import parse_price
-
-    return {model.name: parse_price(flags.price, "--price").per_thousand()}
-
-
-def stop_if_spent(budget, out: Path) -> None:
-    """After a run: the clear stop of a run that reached its budget (files already written)."""
-    from gavel.errors import GavelError
-
-    if budget is not None and budget.reached:
-        raise GavelError(budget.message(out))
-
-
-def spent_by_generation(flags: CostFlags, spec: str, predictions: Path,
-                        batch: bool = False) -> float:  # fmt: skip
-    """What a finished generation's file records as spent (``gavel run``'s judge gets the
-    rest of ``--max-cost``); ``batch``: it ran as batches."""
-    from gavel.cost.ledger import read_usage
-    from gavel.cost.prices import resolve_price
-
-    price = resolve_price(spec.partition(":")[2] or spec, flags.price, "--price", batch)
-    return read_usage(predictions).cost(price) if price is not None else 0.0
+        judge.budget.bound = bound_cost(_judge_sending(flags, judge), price, "--judge-max-tokens")
 
 
 def for_generate(flags: CostFlags, judge=None, judge_price: str | None = None) -> dict[str, Any]:

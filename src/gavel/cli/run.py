@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from gavel.benchmarks.registry import get_benchmark
-from gavel.cli import cost
+from gavel.api.benchmarks import benchmark
+from gavel.api.generation import SamplesFailed, from_parameters, generate_with, spent_by
+from gavel.cli import config_file, cost
 from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags, use_batch
 from gavel.cli.benchmark_flags import BenchmarkCommand
-from gavel.cli.generate import SamplesFailed, generate
+from gavel.cli.generate import generate
 from gavel.cli.score import score
 from gavel.scoring.judging import judge_for
 
@@ -54,7 +55,7 @@ def _run(**kwargs) -> None:
     out: Path = kwargs.pop("out")
     flags = cost.pop_cost_flags(kwargs)
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
-    bench = get_benchmark(kwargs["benchmark"])
+    bench = benchmark(kwargs["benchmark"]).spec
     own = {o.name: kwargs.pop(o.name) for o in bench.options if o.name in kwargs}
     selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
@@ -65,15 +66,19 @@ def _run(**kwargs) -> None:
     use_batch(judge, judge_batch)  # its prices (dry run, budget) are the batch prices
     generating = {**kwargs, **_for(bench, "generate", own)}
     if flags.dry_run:
-        return cost.run_dry_run(ctx, generate, flags, predictions, generating, judge, scoring,
+        dry = from_parameters({**generating, "out": predictions, **cost.for_generate(flags)})
+        estimate = generate_with(dry, config_file.resolved()).estimate
+        return cost.run_dry_run(flags, estimate, predictions, generating, judge, scoring,
                                 _for(bench, "score", own))  # fmt: skip
+    costs = cost.for_generate(flags, judge, scoring["judge_price"])
+    spent_before = costs.pop("spent_elsewhere", 0.0)  # by the judge of an earlier run
+    settings = from_parameters({**generating, "out": predictions, **costs})
     failed = None
     try:
-        ctx.invoke(generate, out=predictions, **generating,
-                   **cost.for_generate(flags, judge, scoring["judge_price"]))  # fmt: skip
+        generate_with(settings, config_file.resolved(), spent_elsewhere=spent_before)
     except SamplesFailed as error:  # scored all the same (model_error); the exit says so
         failed = error
-    spent = cost.spent_by_generation(flags, kwargs["spec"], predictions, bool(kwargs.get("batch")))
+    spent = spent_by(predictions, kwargs["spec"], flags.price, bool(kwargs.get("batch")))
     ctx.invoke(
         score,
         benchmark=kwargs["benchmark"],

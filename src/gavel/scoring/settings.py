@@ -13,8 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from gavel.benchmarks.spec import Benchmark, BenchmarkOption
-from gavel.errors import ConfigError
+from gavel.benchmarks.spec import Benchmark
 from gavel.report.tables import FORMATS
 from gavel.setting_checks import (
     MAX_BOOTSTRAP,
@@ -22,7 +21,7 @@ from gavel.setting_checks import (
     MAX_SEED,
     Bound,
     check_choice,
-    refused,
+    plain,
 )
 
 
@@ -158,16 +157,7 @@ def flag(name: str) -> str:
 
 
 def _entry(value: Any, given: bool) -> dict[str, Any]:
-    return {"value": _plain(value), "from": "python" if given else "default"}
-
-
-def _plain(value: Any) -> Any:
-    """A value as JSON holds it (paths as text, tuples as lists), as the manifest records."""
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
+    return {"value": plain(value), "from": "python" if given else "default"}
 
 
 #: The number settings' types and ranges (``gavel score``'s click types are made from them).
@@ -197,22 +187,3 @@ CHOICES = {
 _PATHS = ("data", "predictions", "out", "image_root", "judge_cache", "judge_tokenizer")
 #: The settings given several times on the command line (tuples here).
 _SEVERAL = ("sample_id", "judge_base_url")
-
-
-def check_option(option: BenchmarkOption, value: Any) -> Any:
-    """A benchmark option's value checked as its flag checks it (the same record declares
-    both: its kind, choices, bounds or parser)."""
-    if option.kind is bool:
-        return bool(value)
-    if option.parse is not None:
-        if not isinstance(value, str):
-            return value
-        try:
-            return option.parse(value)
-        except ConfigError as error:
-            raise refused(option.flag, str(error)) from None
-    if option.choices is not None:
-        return check_choice(option.flag, value, option.choices)
-    if option.kind in (int, float):
-        return Bound(option.kind, option.minimum, option.maximum).check(option.flag, value)
-    return value
