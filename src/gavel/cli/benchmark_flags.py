@@ -61,7 +61,8 @@ def click_option(option: BenchmarkOption) -> click.Option:
     elif option.choices is not None:
         kwargs["type"] = click.Choice(option.choices)
     elif option.kind is int:
-        kwargs["type"] = click.IntRange(option.minimum, option.maximum)
+        low, high = (None if b is None else int(b) for b in (option.minimum, option.maximum))
+        kwargs["type"] = click.IntRange(low, high)
     elif option.kind is float:
         kwargs["type"] = FiniteFloat(option.minimum, option.maximum)
     if option.default is not None and option.kind is not bool:

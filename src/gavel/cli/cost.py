@@ -206,6 +206,7 @@ def _planned_judge(flags, judge, generating, predictions, scoring, score_values,
     from gavel.benchmarks.registry import get_benchmark
     from gavel.benchmarks.spec import RunSettings
     from gavel.judge.items import judge_items
+    from gavel.scoring.judging import gavel_scores
 
     data, image_root = generating["data_file"], generating["image_root"]
     items = []
@@ -214,7 +215,7 @@ def _planned_judge(flags, judge, generating, predictions, scoring, score_values,
         run = RunSettings(bench.values(score_values), image_root, resamples=0)
         _, scores = bench.evaluate(data, predictions, run)
         samples, _ = load_samples(data, image_root)
-        items = judge_items(samples, scores)
+        items = judge_items(samples, gavel_scores(scores))
     # Answers sent and answers the cache gives are both written, then judged.
     planned = generation.to_send + generation.cached
     return judge_estimate(flags, judge, items, scoring.get("judge_price"), planned=planned,

@@ -36,8 +36,10 @@ class FiniteFloat(click.FloatRange):
 def bound_type(bound: Bound) -> click.IntRange | FiniteFloat:
     """The click type of a setting with ``bound`` (:mod:`gavel.setting_checks`), so the flag
     and the Python API refuse the same values in the same words."""
-    kind = click.IntRange if bound.kind is int else FiniteFloat
-    return kind(bound.min, bound.max, min_open=bound.min_open)
+    if bound.kind is int:  # an int setting's bounds are whole numbers
+        low, high = (None if b is None else int(b) for b in (bound.min, bound.max))
+        return click.IntRange(low, high, min_open=bound.min_open)
+    return FiniteFloat(bound.min, bound.max, min_open=bound.min_open)
 
 
 def concurrency_type() -> click.IntRange:
