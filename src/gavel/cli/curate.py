@@ -8,10 +8,9 @@ from typing import Any
 
 import click
 
+from gavel.api import curation
+from gavel.api.curation import ModelSettings, describe_specs
 from gavel.cli.options import FiniteFloat, concurrency_type
-from gavel.models.registry import describe_specs, load_model
-from gavel.prompts import Template
-from gavel.runner.cache import default_cache
 
 
 @click.group()
@@ -76,41 +75,33 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def _load(
+def _model(
     spec: str,
     base_urls: tuple[str, ...],
     api_key_env: str | None,
     max_tokens: int | None,
     temperature: float | None,
-) -> Any:
-    return load_model(
+    concurrency: int | None,
+    cache_path: Path | None,
+    no_cache: bool,
+    replies: Path | None,
+    prompt_file: Path | None,
+    no_progress: bool,
+) -> ModelSettings:
+    """The shared model flags as the settings the curation functions take."""
+    return ModelSettings(
         spec,
         base_urls=base_urls,
         api_key_env=api_key_env,
         max_tokens=max_tokens,
         temperature=temperature,
+        concurrency=concurrency,
+        cache=cache_path,
+        no_cache=no_cache,
+        replies=replies,
+        prompt_file=prompt_file,
+        progress=not no_progress,
     )
-
-
-def _run_options(
-    spec: str, concurrency: int | None, cache_path: Path | None, no_cache: bool, no_progress: bool
-) -> dict[str, Any]:
-    remote = spec.startswith("openai:")
-    cache = None if no_cache or not remote else (cache_path or default_cache())
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-    return {
-        "concurrency": concurrency or (16 if remote else 1),
-        "cache": cache,
-        "progress": not no_progress,
-    }
-
-
-def _template(prompt_file: Path | None) -> Template | None:
-    """A user's template file (its SHA-256 is recorded like a shipped one's), or None."""
-    if prompt_file is None:
-        return None
-    return Template(prompt_file.name, prompt_file.read_text(encoding="utf-8"))
 
 
 @curate.command()
@@ -150,18 +141,20 @@ def captions(
     Answers are kept in OUT.replies.jsonl as they arrive, so rerunning the command after a crash
     asks only for the images not described yet; the pairs file is rebuilt from all answers.
     """
-    from gavel.curate.captions import caption_images
-
-    model = _load(spec, base_urls, api_key_env, max_tokens, temperature)
-    result = caption_images(
-        images,
-        model,
-        out,
-        template=_template(prompt_file),
-        replies=replies,
-        min_words=min_words,
-        **_run_options(spec, concurrency, cache_path, no_cache, no_progress),
+    model = _model(
+        spec,
+        base_urls,
+        api_key_env,
+        max_tokens,
+        temperature,
+        concurrency,
+        cache_path,
+        no_cache,
+        replies,
+        prompt_file,
+        no_progress,
     )
+    result = curation.captions(images, out, model, min_words=min_words)
     failed = f"; {result.failed} image(s) failed (rerun to ask again)" if result.failed else ""
     click.echo(f"{out}: {result.pairs} pairs from {result.images} images{failed}", err=True)
 
@@ -189,9 +182,9 @@ def import_(
     images: Path, prompts: Path, out: Path, source: str | None, whole: bool, min_words: int
 ) -> None:
     """Text-to-image: generated images with the prompts that produced them, as candidate pairs."""
-    from gavel.curate.importer import import_prompts
-
-    result = import_prompts(images, prompts, out, source=source, whole=whole, min_words=min_words)
+    result = curation.import_prompts(
+        images, prompts, out, source=source, whole=whole, min_words=min_words
+    )
     click.echo(f"{out}: {result.pairs} pairs from {result.prompts} prompts", err=True)
 
 
@@ -251,19 +244,21 @@ def score(
     `alignment_error` (and is left out by --below). Same concurrency, cache and resume as
     `gavel generate`.
     """
-    from gavel.curate.alignment import score_pairs
-
-    model = _load(spec, base_urls, api_key_env, max_tokens, temperature)
-    result = score_pairs(
-        pairs_file,
-        images or pairs_file.parent,
-        model,
-        out,
-        below=below,
-        template=_template(prompt_file),
-        replies=replies,
-        invalid_retries=invalid_retries,
-        **_run_options(spec, concurrency, cache_path, no_cache, no_progress),
+    model = _model(
+        spec,
+        base_urls,
+        api_key_env,
+        max_tokens,
+        temperature,
+        concurrency,
+        cache_path,
+        no_cache,
+        replies,
+        prompt_file,
+        no_progress,
+    )
+    result = curation.score_pairs(
+        pairs_file, out, model, images=images, below=below, invalid_retries=invalid_retries
     )
     kept = f", {result.kept} kept (rated below {below:g})" if below is not None else ""
     failed = f", {result.failed} not rated (rerun to ask again)" if result.failed else ""
