@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +27,13 @@ def curate() -> None:
     """
 
 
+#: The shared model flags by the name of the setting they give (``--no-progress`` aside).
+_MODEL_FLAGS = [f.name for f in fields(ModelSettings) if f.name != "progress"]
+
+
 def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every model-driving curate command shares (as in `gavel generate`)."""
+    """The options every model-driving curate command shares (as in `gavel generate`), given
+    to the command as one ``model`` (the settings the curation functions take)."""
     options = [
         click.option("--model", "spec", required=True, help=f"Model: {describe_specs()}."),
         click.option(
@@ -50,7 +57,6 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--cache",
-            "cache_path",
             type=click.Path(path_type=Path),
             default=None,
             help="SQLite answer cache for remote models [default: ~/.cache/gavel/answers.sqlite].",
@@ -70,38 +76,16 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--no-progress", is_flag=True, help="Do not show the progress bar."),
     ]
+
+    @functools.wraps(command)
+    def with_model(**values: Any) -> Any:
+        progress = not values.pop("no_progress")
+        settings = {name: values.pop(name) for name in _MODEL_FLAGS}
+        return command(model=ModelSettings(**settings, progress=progress), **values)
+
     for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _model(
-    spec: str,
-    base_urls: tuple[str, ...],
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    concurrency: int | None,
-    cache_path: Path | None,
-    no_cache: bool,
-    replies: Path | None,
-    prompt_file: Path | None,
-    no_progress: bool,
-) -> ModelSettings:
-    """The shared model flags as the settings the curation functions take."""
-    return ModelSettings(
-        spec,
-        base_urls=base_urls,
-        api_key_env=api_key_env,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        concurrency=concurrency,
-        cache=cache_path,
-        no_cache=no_cache,
-        replies=replies,
-        prompt_file=prompt_file,
-        progress=not no_progress,
-    )
+        with_model = option(with_model)
+    return with_model
 
 
 @curate.command()
@@ -124,36 +108,13 @@ def captions(
     images: Path,
     out: Path,
     min_words: int,
-    spec: str,
-    base_urls: tuple[str, ...],
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    concurrency: int | None,
-    cache_path: Path | None,
-    no_cache: bool,
-    replies: Path | None,
-    prompt_file: Path | None,
-    no_progress: bool,
+    model: ModelSettings,
 ) -> None:
     """Image-to-text: a model describes each image; each sentence becomes a candidate pair.
 
     Answers are kept in OUT.replies.jsonl as they arrive, so rerunning the command after a crash
     asks only for the images not described yet; the pairs file is rebuilt from all answers.
     """
-    model = _model(
-        spec,
-        base_urls,
-        api_key_env,
-        max_tokens,
-        temperature,
-        concurrency,
-        cache_path,
-        no_cache,
-        replies,
-        prompt_file,
-        no_progress,
-    )
     result = curation.captions(images, out, model, min_words=min_words)
     failed = f"; {result.failed} image(s) failed (rerun to ask again)" if result.failed else ""
     click.echo(f"{out}: {result.pairs} pairs from {result.images} images{failed}", err=True)
@@ -225,17 +186,7 @@ def score(
     out: Path,
     below: float | None,
     invalid_retries: int,
-    spec: str,
-    base_urls: tuple[str, ...],
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    concurrency: int | None,
-    cache_path: Path | None,
-    no_cache: bool,
-    replies: Path | None,
-    prompt_file: Path | None,
-    no_progress: bool,
+    model: ModelSettings,
 ) -> None:
     """Rate each pair's image–text alignment (1-5) with a VLM; keep the low ones for people.
 
@@ -244,19 +195,6 @@ def score(
     `alignment_error` (and is left out by --below). Same concurrency, cache and resume as
     `gavel generate`.
     """
-    model = _model(
-        spec,
-        base_urls,
-        api_key_env,
-        max_tokens,
-        temperature,
-        concurrency,
-        cache_path,
-        no_cache,
-        replies,
-        prompt_file,
-        no_progress,
-    )
     result = curation.score_pairs(
         pairs_file, out, model, images=images, below=below, invalid_retries=invalid_retries
     )

@@ -12,11 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gavel.train.masking import IGNORE, ChatEncoder, end_token_ids
-from gavel.train.model import add_coord_tokens, load_base, set_max_pixels
-from gavel.train.sft_data import load_examples
-from gavel.train.template import load_response_template
-
 
 @dataclass(frozen=True)
 class ExamplePreview:
@@ -52,7 +47,16 @@ def preview(
     count: int = 2,
 ) -> Preview:
     """Load the data and the base model (coordinate tokens added) as ``gavel train sft`` does,
-    and encode the first ``count`` examples; trains nothing."""
+    and encode the first ``count`` examples; trains nothing.
+
+    The encoder (Pillow) and the model loader are imported here, not with the module, so that
+    the command line's help and :mod:`gavel.api.training` stay quick to import.
+    """
+    from gavel.train.masking import IGNORE, ChatEncoder, end_token_ids
+    from gavel.train.model import add_coord_tokens, load_base, set_max_pixels
+    from gavel.train.sft_data import load_examples
+    from gavel.train.template import load_response_template
+
     loaded = load_examples(
         data, load_response_template(template), prompt=prompt, image_root=image_root
     )
