@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gavel.annotate import limits
+from gavel.api import annotation
+from gavel.api.annotation import limits, parse_origin
 from gavel.cli.options import FiniteFloat, seed_type
-from gavel.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gavel.api.annotation import ImportSummary
 
 
 @click.group()
@@ -64,24 +69,15 @@ def init(
     db_path: Path, pairs: tuple[Path, ...], images: Path | None, double: float, seed: int
 ) -> None:
     """Create the project (or open it) and import candidate pairs as items to annotate."""
-    from gavel.annotate import db
-    from gavel.annotate.store import import_pairs, set_images_root
 
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    conn = db.connect(db_path, create=True)
-    try:
-        if images is not None and not pairs:
-            set_images_root(conn, db_path, images, images)
-        # With pairs, each import records the folder in the transaction that adds its items:
-        # a first import that fails must not leave the folder recorded.
-        for pairs_file in pairs:
-            summary = import_pairs(conn, db_path, pairs_file, images, double=double, seed=seed)
-            skipped = f", {summary.existing} already there" if summary.existing else ""
-            twice = f" ({summary.double} to be annotated twice)" if summary.double else ""
-            click.echo(f"{pairs_file}: {summary.added} items added{twice}{skipped}", err=True)
-        total = conn.execute("SELECT count(*) FROM items").fetchone()[0]
-    finally:
-        conn.close()
+    def imported(pairs_file: Path, summary: ImportSummary) -> None:
+        skipped = f", {summary.existing} already there" if summary.existing else ""
+        twice = f" ({summary.double} to be annotated twice)" if summary.double else ""
+        click.echo(f"{pairs_file}: {summary.added} items added{twice}{skipped}", err=True)
+
+    total = annotation.init_project(
+        db_path, pairs, images=images, double=double, seed=seed, imported=imported
+    )
     click.echo(f"{db_path}: {total} items", err=True)
 
 
@@ -96,11 +92,7 @@ def user() -> None:
 @click.option("--role", type=click.Choice(["annotator", "reviewer", "checker"]), required=True)
 def user_add(db_path: Path, name: str, role: str) -> None:
     """Add a person; prints their access token (shown once; only its hash is stored)."""
-    from gavel.annotate import db
-    from gavel.annotate.users import add_user
-
-    with db.opened(db_path) as conn:
-        token = add_user(conn, name, role)
+    token = annotation.add_user(db_path, name, role)
     click.echo(token)
     click.echo(
         f"added {role} {name!r}; give them the token above (it is not shown again)", err=True
@@ -111,13 +103,9 @@ def user_add(db_path: Path, name: str, role: str) -> None:
 @_DB
 def user_list(db_path: Path) -> None:
     """The people of the project and their roles."""
-    from gavel.annotate import db
-    from gavel.annotate.users import list_users
-
-    with db.opened(db_path) as conn:
-        for row in list_users(conn):
-            state = "" if row["active"] else "  (disabled)"
-            click.echo(f"{row['name']}\t{row['role']}{state}")
+    for row in annotation.list_users(db_path):
+        state = "" if row["active"] else "  (disabled)"
+        click.echo(f"{row['name']}\t{row['role']}{state}")
 
 
 @user.command("disable")
@@ -125,11 +113,7 @@ def user_list(db_path: Path) -> None:
 @click.option("--name", required=True)
 def user_disable(db_path: Path, name: str) -> None:
     """Revoke a person's token and end their sessions (their saved work stays)."""
-    from gavel.annotate import db
-    from gavel.annotate.users import set_active
-
-    with db.opened(db_path) as conn:
-        set_active(conn, name, False)
+    annotation.set_active(db_path, name, False)
     click.echo(f"disabled {name!r}", err=True)
 
 
@@ -138,11 +122,7 @@ def user_disable(db_path: Path, name: str) -> None:
 @click.option("--name", required=True)
 def user_enable(db_path: Path, name: str) -> None:
     """Let a disabled person log in again with their token."""
-    from gavel.annotate import db
-    from gavel.annotate.users import set_active
-
-    with db.opened(db_path) as conn:
-        set_active(conn, name, True)
+    annotation.set_active(db_path, name, True)
     click.echo(f"enabled {name!r}", err=True)
 
 
@@ -150,8 +130,6 @@ def _public_origin(ctx: click.Context, param: click.Parameter, value: str | None
     """Checked while parsing, so a typo fails before anything is opened or bound."""
     if value is None:
         return None
-    from gavel.annotate.security import parse_origin
-
     try:
         return parse_origin(value)
     except ValueError as error:
@@ -179,18 +157,9 @@ _LIMITS = [
     ("--wrong-token-forget", FiniteFloat(1, 10**7), limits.FORGET,
      "Seconds without a wrong token after which an address or network is forgotten."),
 ]  # fmt: skip
-#: The throttle's settings (gavel.annotate.throttle.TokenThrottle) by parameter name.
-_THROTTLE_FIELDS = {
-    "free_wrong_tokens": "free",
-    "free_wrong_tokens_network": "free_network",
-    "free_wrong_tokens_all": "free_all",
-    "wrong_token_wait": "first",
-    "wrong_token_max_wait": "cap",
-    "wrong_token_forget": "forget",
-}
 
 
-def _limit_options(command):
+def _limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for flag, kind, default, text in reversed(_LIMITS):
         command = click.option(flag, type=kind, default=default, show_default=True, help=text)(
             command
@@ -239,7 +208,7 @@ def serve(
     allowed_hosts: tuple[str, ...],
     public_origin: str | None,
     access_log: bool,
-    **limits: float,
+    **limits: Any,
 ) -> None:
     """Serve the annotation web app (Ctrl+C stops it; every save is already on disk).
 
@@ -256,27 +225,15 @@ def serve(
             f"{limits['max_connections']}",
             param_hint="--max-connections-per-address",
         )
-    try:
-        from gavel.annotate.server import serve as run_server
-    except ImportError as error:
-        raise ConfigError(
-            f"the annotation server needs the 'annotate' extra: pip install 'gavel-eval[annotate]' ({error})"
-        ) from None
-    try:
-        run_server(
-            db_path,
-            host=host,
-            port=port,
-            allowed_hosts=list(allowed_hosts),
-            public_origin=public_origin,
-            access_log=access_log,
-            request_seconds=limits["request_seconds"],
-            max_connections=int(limits["max_connections"]),
-            max_per_address=int(limits["max_connections_per_address"]),
-            throttle={field: limits[name] for name, field in _THROTTLE_FIELDS.items()},
-        )
-    except OSError as error:
-        raise ConfigError(f"cannot listen on {host}:{port} ({error})") from None
+    annotation.serve(
+        db_path,
+        host=host,
+        port=port,
+        allowed_hosts=allowed_hosts,
+        public_origin=public_origin,
+        access_log=access_log,
+        **limits,
+    )
 
 
 @annotate.command()
@@ -304,18 +261,9 @@ def export(db_path: Path, out: Path, split_by_image: bool, test_fraction: float,
     A file that would hold no samples (nothing reviewed yet, an empty split) is not written; a
     warning says so.
     """
-    from gavel.annotate import db
-    from gavel.annotate.export import export as write_export
-
-    with db.opened(db_path) as conn:
-        summary = write_export(
-            conn,
-            db_path,
-            out,
-            split_by_image=split_by_image,
-            test_fraction=test_fraction,
-            seed=seed,
-        )
+    summary = annotation.export(
+        db_path, out, split_by_image=split_by_image, test_fraction=test_fraction, seed=seed
+    )
     splits = ", ".join(f"{n} {name}" for name, n in sorted(summary.splits.items()))
     click.echo(
         f"{out}: {summary.samples} samples ({summary.hallucinated} with an error)"
@@ -338,11 +286,7 @@ def export(db_path: Path, out: Path, split_by_image: bool, test_fraction: float,
 @_DB
 def stats(db_path: Path) -> None:
     """The dashboard's numbers as JSON: items per stage, throughput, agreement."""
-    from gavel.annotate import db
-    from gavel.annotate.stats import dashboard
-
-    with db.opened(db_path) as conn:
-        click.echo(json.dumps(dashboard(conn), indent=2))
+    click.echo(json.dumps(annotation.stats(db_path), indent=2))
 
 
 @annotate.command()
@@ -351,11 +295,7 @@ def check(db_path: Path) -> None:
     """Check the database: SQLite integrity, and every item's head, stage and version chain."""
     import sys
 
-    from gavel.annotate import db
-    from gavel.annotate.store import check_consistency
-
-    with db.opened(db_path) as conn:
-        problems = check_consistency(conn)
+    problems = annotation.check(db_path)
     for problem in problems:
         click.echo(f"problem: {problem}", err=True)
     if problems:

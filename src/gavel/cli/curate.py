@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import click
 
+from gavel.api import curation
+from gavel.api.curation import ModelSettings, describe_specs
 from gavel.cli.options import FiniteFloat, concurrency_type
-from gavel.models.registry import describe_specs, load_model
-from gavel.prompts import Template
-from gavel.runner.cache import default_cache
 
 
 @click.group()
@@ -26,8 +27,13 @@ def curate() -> None:
     """
 
 
+#: The shared model flags by the name of the setting they give (``--no-progress`` aside).
+_MODEL_FLAGS = [f.name for f in fields(ModelSettings) if f.name != "progress"]
+
+
 def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every model-driving curate command shares (as in `gavel generate`)."""
+    """The options every model-driving curate command shares (as in `gavel generate`), given
+    to the command as one ``model`` (the settings the curation functions take)."""
     options = [
         click.option("--model", "spec", required=True, help=f"Model: {describe_specs()}."),
         click.option(
@@ -51,7 +57,6 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--cache",
-            "cache_path",
             type=click.Path(path_type=Path),
             default=None,
             help="SQLite answer cache for remote models [default: ~/.cache/gavel/answers.sqlite].",
@@ -71,46 +76,16 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--no-progress", is_flag=True, help="Do not show the progress bar."),
     ]
+
+    @functools.wraps(command)
+    def with_model(**values: Any) -> Any:
+        progress = not values.pop("no_progress")
+        settings = {name: values.pop(name) for name in _MODEL_FLAGS}
+        return command(model=ModelSettings(**settings, progress=progress), **values)
+
     for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _load(
-    spec: str,
-    base_urls: tuple[str, ...],
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-) -> Any:
-    return load_model(
-        spec,
-        base_urls=base_urls,
-        api_key_env=api_key_env,
-        max_tokens=max_tokens,
-        temperature=temperature,
-    )
-
-
-def _run_options(
-    spec: str, concurrency: int | None, cache_path: Path | None, no_cache: bool, no_progress: bool
-) -> dict[str, Any]:
-    remote = spec.startswith("openai:")
-    cache = None if no_cache or not remote else (cache_path or default_cache())
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-    return {
-        "concurrency": concurrency or (16 if remote else 1),
-        "cache": cache,
-        "progress": not no_progress,
-    }
-
-
-def _template(prompt_file: Path | None) -> Template | None:
-    """A user's template file (its SHA-256 is recorded like a shipped one's), or None."""
-    if prompt_file is None:
-        return None
-    return Template(prompt_file.name, prompt_file.read_text(encoding="utf-8"))
+        with_model = option(with_model)
+    return with_model
 
 
 @curate.command()
@@ -133,35 +108,14 @@ def captions(
     images: Path,
     out: Path,
     min_words: int,
-    spec: str,
-    base_urls: tuple[str, ...],
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    concurrency: int | None,
-    cache_path: Path | None,
-    no_cache: bool,
-    replies: Path | None,
-    prompt_file: Path | None,
-    no_progress: bool,
+    model: ModelSettings,
 ) -> None:
     """Image-to-text: a model describes each image; each sentence becomes a candidate pair.
 
     Answers are kept in OUT.replies.jsonl as they arrive, so rerunning the command after a crash
     asks only for the images not described yet; the pairs file is rebuilt from all answers.
     """
-    from gavel.curate.captions import caption_images
-
-    model = _load(spec, base_urls, api_key_env, max_tokens, temperature)
-    result = caption_images(
-        images,
-        model,
-        out,
-        template=_template(prompt_file),
-        replies=replies,
-        min_words=min_words,
-        **_run_options(spec, concurrency, cache_path, no_cache, no_progress),
-    )
+    result = curation.captions(images, out, model, min_words=min_words)
     failed = f"; {result.failed} image(s) failed (rerun to ask again)" if result.failed else ""
     click.echo(f"{out}: {result.pairs} pairs from {result.images} images{failed}", err=True)
 
@@ -189,9 +143,9 @@ def import_(
     images: Path, prompts: Path, out: Path, source: str | None, whole: bool, min_words: int
 ) -> None:
     """Text-to-image: generated images with the prompts that produced them, as candidate pairs."""
-    from gavel.curate.importer import import_prompts
-
-    result = import_prompts(images, prompts, out, source=source, whole=whole, min_words=min_words)
+    result = curation.import_prompts(
+        images, prompts, out, source=source, whole=whole, min_words=min_words
+    )
     click.echo(f"{out}: {result.pairs} pairs from {result.prompts} prompts", err=True)
 
 
@@ -232,17 +186,7 @@ def score(
     out: Path,
     below: float | None,
     invalid_retries: int,
-    spec: str,
-    base_urls: tuple[str, ...],
-    api_key_env: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    concurrency: int | None,
-    cache_path: Path | None,
-    no_cache: bool,
-    replies: Path | None,
-    prompt_file: Path | None,
-    no_progress: bool,
+    model: ModelSettings,
 ) -> None:
     """Rate each pair's image–text alignment (1-5) with a VLM; keep the low ones for people.
 
@@ -251,19 +195,8 @@ def score(
     `alignment_error` (and is left out by --below). Same concurrency, cache and resume as
     `gavel generate`.
     """
-    from gavel.curate.alignment import score_pairs
-
-    model = _load(spec, base_urls, api_key_env, max_tokens, temperature)
-    result = score_pairs(
-        pairs_file,
-        images or pairs_file.parent,
-        model,
-        out,
-        below=below,
-        template=_template(prompt_file),
-        replies=replies,
-        invalid_retries=invalid_retries,
-        **_run_options(spec, concurrency, cache_path, no_cache, no_progress),
+    result = curation.score_pairs(
+        pairs_file, out, model, images=images, below=below, invalid_retries=invalid_retries
     )
     kept = f", {result.kept} kept (rated below {below:g})" if below is not None else ""
     failed = f", {result.failed} not rated (rerun to ask again)" if result.failed else ""

@@ -6,46 +6,12 @@ defaults (``--out`` pointing there); docs/judge-offline.md explains the procedur
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import click
 
+from gavel.api.judges import DIFFICULTIES, JudgeUnavailable, calibrate_judge
 from gavel.cli.options import seed_type
-from gavel.synth.scenes import DIFFICULTIES
-
-
-def _number(value: Any, scale: float = 1.0, digits: int = 3) -> str:
-    return "-" if value is None else f"{value * scale:.{digits}f}"
-
-
-def summary_table(result: dict[str, Any]) -> str:
-    """The agreement numbers as plain text (fit, held-out, naive baseline, per column)."""
-    agreement = result["agreement"]
-    rows = [
-        ("fit, all", agreement["fit"]["all"]),
-        ("fit, similarity-decided", agreement["fit"]["similarity_decided"]),
-        ("held-out, all", agreement["heldout"]["all"]),
-        ("held-out, similarity-decided", agreement["heldout"]["similarity_decided"]),
-        ("naive evenly spaced, held-out, all", agreement["naive_evenly_spaced"]["heldout"]["all"]),
-    ]
-    rows += [
-        (f"held-out, {column}", numbers)
-        for column, numbers in agreement["heldout"]["by_column"].items()
-    ]
-    width = max(len(name) for name, _ in rows)
-    lines = [f"{'':{width}}  {'n':>5}  {'exact %':>7}  {'QWK':>6}  {'Spearman':>8}"]
-    for name, numbers in rows:
-        lines.append(
-            f"{name:{width}}  {numbers['n']:>5}  {_number(numbers['exact'], digits=1):>7}  "
-            f"{_number(numbers['qwk']):>6}  {_number(numbers['spearman']):>8}"
-        )
-    thresholds = result["thresholds"]
-    lines.append("")
-    for rubric, values in thresholds.items():
-        lines.append(f"thresholds ({rubric}): " + ", ".join(f"{v:.4f}" for v in values))
-    return "\n".join(lines)
 
 
 @click.command("judge-calibrate")
@@ -93,19 +59,15 @@ def judge_calibrate(
     Agreement is then measured on a held-out set from --heldout-seed. Same arguments, same
     file.
     """
-    from gavel.judge.calibration import calibrate
-    from gavel.judge.embedding import JudgeUnavailable
-
     if seed == heldout_seed:
         raise click.BadParameter("must differ from --seed", param_hint="--heldout-seed")
     try:
-        result = calibrate(count, seed, heldout_seed, difficulty, progress=True)
+        calibration = calibrate_judge(
+            count, seed=seed, heldout_seed=heldout_seed, difficulty=difficulty, progress=True
+        )
     except JudgeUnavailable as error:
         raise click.ClickException(str(error)) from None
-    click.echo(summary_table(result))
+    click.echo(calibration.summary())
     if out is not None:
-        from gavel.io.files import atomic_write_bytes
-
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(out, (json.dumps(result, indent=1) + "\n").encode())
+        calibration.save(out)
         click.echo(f"wrote {out}")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
+from gavel.api import training
+from gavel.api.training import BUILTIN, SCHEDULES, TrainSettings
 from gavel.cli.options import FiniteFloat, seed_type
-from gavel.train.template import BUILTIN
 
 _TEMPLATE_HELP = (
     f"Assistant response template: {', '.join(BUILTIN)}, or a JSON file (docs/train.md). "
@@ -28,7 +31,7 @@ def train() -> None:
     """
 
 
-def _data_options(command):
+def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
             "--data",
@@ -134,7 +137,7 @@ def _data_options(command):
 )
 @click.option(
     "--schedule",
-    type=click.Choice(["cosine", "linear", "constant"]),
+    type=click.Choice(list(SCHEDULES)),
     default="cosine",
     show_default=True,
     help="Learning-rate decay after the warm-up.",
@@ -243,7 +246,7 @@ def _data_options(command):
     "with gloo).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar or log lines.")
-def sft(**options) -> None:
+def sft(**options: Any) -> None:
     """Fine-tune a VLM to answer GAVEL with coordinate-token boxes (the paper's baseline).
 
     Adds the 1,025 tokens <p-512>..<p512> to the tokenizer and grows the embeddings (input
@@ -255,9 +258,6 @@ def sft(**options) -> None:
     FSDP; see examples/train/). Checkpoints hold model, optimizer, schedule and RNG states;
     rerunning the command continues from the newest one. The trained model is saved to --out.
     """
-    from gavel.train.trainer import TrainSettings
-    from gavel.train.trainer import train as run_training
-
     settings = TrainSettings(
         data=str(options["data"]),
         base_model=options["base_model"],
@@ -295,7 +295,7 @@ def sft(**options) -> None:
         log_every=options["log_every"],
         cpu=options["cpu"],
     )
-    result = run_training(settings)
+    result = training.sft(settings)
     if not _is_main_process():
         return
     out = settings.out
@@ -346,54 +346,23 @@ def preview(
 ) -> None:
     """Show what training sees for the first examples: the prompt as tokenized, and the
     tokens that carry the loss (the answer), with token counts. Trains nothing."""
-    from gavel.train.masking import IGNORE, ChatEncoder, end_token_ids
-    from gavel.train.model import add_coord_tokens, load_base, set_max_pixels
-    from gavel.train.sft_data import load_examples
-    from gavel.train.template import load_response_template
-
-    loaded = load_examples(
-        data, load_response_template(template), prompt=prompt, image_root=image_root
-    )
-    processor, model = load_base(base_model)
-    if max_pixels:
-        set_max_pixels(processor, max_pixels)
-    add_coord_tokens(processor, model)
-    tokenizer = processor.tokenizer
-    encoder = ChatEncoder(
-        processor,
+    shown = training.preview(
+        data,
+        base_model,
+        image_root=image_root,
+        template=template,
+        prompt=prompt,
         max_length=max_length,
-        end_ids=end_token_ids(tokenizer, getattr(model, "generation_config", None)),
+        max_pixels=max_pixels,
+        count=count,
     )
-    click.echo(f"{data}: {len(loaded.examples)} examples over {loaded.images} images")
-    for example in loaded.examples[:count]:
-        encoded = encoder.encode(example)
-        ids = encoded.features["input_ids"][0].tolist()
-        labels = encoded.features["labels"][0].tolist()
-        pairs = list(zip(ids, labels, strict=True))
-        prompt_text = _show(tokenizer, [t for t, label in pairs if label == IGNORE])
-        answer_text = _show(tokenizer, [t for t, label in pairs if label != IGNORE])
-        click.echo(f"\n--- {example.id}: {encoded.prompt_tokens} prompt tokens (no loss), "
-                   f"{encoded.answer_tokens} answer tokens (loss)"
-                   f"{', answer cut at --max-length' if encoded.truncated else ''}")  # fmt: skip
-        click.echo(f"[prompt] {prompt_text}")
-        click.echo(f"[answer] {answer_text}")
-
-
-def _show(tokenizer, ids: list[int]) -> str:
-    """Decoded tokens, with long runs of one token (image placeholders) shown as ``tok×N``."""
-    parts: list[str] = []
-    start = 0
-    while start < len(ids):
-        end = start
-        while end < len(ids) and ids[end] == ids[start]:
-            end += 1
-        run = end - start
-        if run > 3:
-            parts.append(f"{tokenizer.decode([ids[start]])}×{run}")
-        else:
-            parts.append(tokenizer.decode(ids[start:end]))
-        start = end
-    return "".join(parts)
+    click.echo(f"{data}: {shown.examples} examples over {shown.images} images")
+    for example in shown.shown:
+        click.echo(f"\n--- {example.id}: {example.prompt_tokens} prompt tokens (no loss), "
+                   f"{example.answer_tokens} answer tokens (loss)"
+                   f"{', answer cut at --max-length' if example.truncated else ''}")  # fmt: skip
+        click.echo(f"[prompt] {example.prompt_text}")
+        click.echo(f"[answer] {example.answer_text}")
 
 
 def _is_main_process() -> bool:

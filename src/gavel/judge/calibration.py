@@ -512,3 +512,35 @@ def calibrate(
             },
         },
     }
+
+
+def _number(value: Any, scale: float = 1.0, digits: int = 3) -> str:
+    return "-" if value is None else f"{value * scale:.{digits}f}"
+
+
+def summary_table(result: dict[str, Any]) -> str:
+    """The agreement numbers as plain text (fit, held-out, naive baseline, per column)."""
+    agreement = result["agreement"]
+    rows = [
+        ("fit, all", agreement["fit"]["all"]),
+        ("fit, similarity-decided", agreement["fit"]["similarity_decided"]),
+        ("held-out, all", agreement["heldout"]["all"]),
+        ("held-out, similarity-decided", agreement["heldout"]["similarity_decided"]),
+        ("naive evenly spaced, held-out, all", agreement["naive_evenly_spaced"]["heldout"]["all"]),
+    ]
+    rows += [
+        (f"held-out, {column}", numbers)
+        for column, numbers in agreement["heldout"]["by_column"].items()
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{'':{width}}  {'n':>5}  {'exact %':>7}  {'QWK':>6}  {'Spearman':>8}"]
+    for name, numbers in rows:
+        lines.append(
+            f"{name:{width}}  {numbers['n']:>5}  {_number(numbers['exact'], digits=1):>7}  "
+            f"{_number(numbers['qwk']):>6}  {_number(numbers['spearman']):>8}"
+        )
+    thresholds = result["thresholds"]
+    lines.append("")
+    for rubric, values in thresholds.items():
+        lines.append(f"thresholds ({rubric}): " + ", ".join(f"{v:.4f}" for v in values))
+    return "\n".join(lines)
