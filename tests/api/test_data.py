@@ -7,13 +7,13 @@ import json
 import pytest
 
 from gavel.api import data
-from gavel.api.synthesis import write_synthetic
+from gavel.api.synthesis import SynthSettings, synthesize_with
 from gavel.errors import ConfigError
 
 
 @pytest.fixture
 def gavel_file(tmp_path):
-    return write_synthetic("gavel", tmp_path / "set", 8, seed=0, difficulty="easy", options={})
+    return synthesize_with(SynthSettings(tmp_path / "set", "gavel", 8, seed=0, difficulty="easy"))
 
 
 def test_validate_and_stats_are_what_the_command_prints(gavel_file, gavel_main):

@@ -148,7 +148,7 @@ class Browser:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> tuple[Path, dict]:
-    from gavel.cli.demo import score_photos, score_synthetic
+    from gavel.api.demo import score_photos, score_synthetic
 
     builders = load_builders()
     root = tmp_path_factory.mktemp("browser")

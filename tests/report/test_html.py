@@ -113,7 +113,7 @@ def hostile_detailverify_run(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def demo_runs(tmp_path_factory) -> list[Path]:
     """The demo's runs at a small size: five photo runs and one synthetic run per benchmark."""
-    from gavel.cli.demo import score_photos, score_synthetic
+    from gavel.api.demo import score_photos, score_synthetic
 
     root = tmp_path_factory.mktemp("demo")
     score_photos(root / "photos", "union")
@@ -358,7 +358,7 @@ def test_bad_inputs_are_clear_errors(tmp_path):
 
 def test_judged_runs_get_an_explanation_figure_and_judge_lines_in_the_gallery(tmp_path):
     pytest.importorskip("onnxruntime", reason="the offline judge needs the judge extra")
-    from gavel.cli.demo import offline_judge, score_photos
+    from gavel.api.demo import offline_judge, score_photos
 
     score_photos(tmp_path / "photos", "union", offline_judge())
     runs = sorted((tmp_path / "photos").glob("*/results.json"))

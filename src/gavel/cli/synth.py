@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
+from gavel.api import synthesis
 from gavel.api.benchmarks import benchmark_names
-from gavel.api.synthesis import difficulties, write_synthetic
+from gavel.api.synthesis import BOUNDS, difficulties
 from gavel.cli.benchmark_flags import BenchmarkCommand
-from gavel.cli.options import seed_type
+from gavel.cli.options import bound_type
 
 
 @click.command(cls=BenchmarkCommand, benchmark_commands=("synth",))
@@ -19,12 +20,12 @@ from gavel.cli.options import seed_type
 @click.option(
     "--n",
     "count",
-    type=click.IntRange(min=1),
+    type=bound_type(BOUNDS["n"]),
     default=100,
     show_default=True,
     help="Samples (VideoHallucer: pairs, spread over its categories).",
 )
-@click.option("--seed", type=seed_type(), default=0, show_default=True)
+@click.option("--seed", type=bound_type(BOUNDS["seed"]), default=0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output folder.")
 @click.option(
     "--difficulty",
@@ -52,8 +53,8 @@ def synth(benchmark: str, count: int, seed: int, out: Path, difficulty: str,
     console = Console(stderr=True)
     with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task(f"synthesizing {benchmark}", total=count)
-        path = write_synthetic(
-            benchmark, out, count, seed=seed, difficulty=difficulty, options=options,
-            progress=lambda: progress.advance(task),
-        )  # fmt: skip
+        settings = synthesis.from_parameters({"benchmark": benchmark, "count": count,
+                                              "seed": seed, "out": out,
+                                              "difficulty": difficulty, **options})  # fmt: skip
+        path = synthesis.synthesize_with(settings, progress=lambda: progress.advance(task))
     click.echo(f"wrote {count} samples to {path}")
