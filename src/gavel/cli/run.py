@@ -9,11 +9,11 @@ import click
 from gavel.api.benchmarks import benchmark
 from gavel.api.generation import SamplesFailed, from_parameters, generate_with, spent_by
 from gavel.cli import config_file, cost
-from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags, use_batch
+from gavel.cli.batch_options import JUDGE_BATCH_PARAMS
 from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.generate import generate
 from gavel.cli.score import score
-from gavel.scoring.judging import judge_for
+from gavel.scoring.judging import judge_batch, judge_for, use_batch
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
 #: The benchmark's own options and the selection flags (with --seed) come from the benchmark
@@ -60,10 +60,13 @@ def _run(**kwargs) -> None:
     selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
     # Judge flags are checked (and the judge built) before any answer is paid for.
-    judge_batch = take_judge_flags(dict(scoring), scoring["judge_spec"], out / "results.json")
+    batch = judge_batch(scoring["judge_spec"], out / "results.json",
+                        scoring["judge_base_urls"] or (), on=bool(scoring["batch_judge"]),
+                        fallback=scoring["batch_judge_fallback"],
+                        rounds=scoring["batch_judge_rounds"], poll=scoring["batch_judge_poll"])  # fmt: skip
     judge = judge_for(kwargs["benchmark"], out / "results.json",
                       **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
-    use_batch(judge, judge_batch)  # its prices (dry run, budget) are the batch prices
+    use_batch(judge, batch)  # its prices (dry run, budget) are the batch prices
     generating = {**kwargs, **_for(bench, "generate", own)}
     if flags.dry_run:
         dry = from_parameters({**generating, "out": predictions, **cost.for_generate(flags)})

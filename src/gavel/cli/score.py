@@ -229,7 +229,8 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     })  # fmt: skip
     try:
         if settings.dry_run:  # nothing is sent, nothing written
-            return scoring.score_dry_run(settings)
+            report = scoring.score_dry_run(settings, config_file.resolved())
+            return click.echo(report, nl=False)
         result = scoring.score_with(settings, configuration=config_file.resolved(),
                                     spent_elsewhere=costs.spent_elsewhere)  # fmt: skip
     except UsageError as error:
