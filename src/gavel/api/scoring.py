@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gavel.api.settings import refuse_given
 from gavel.errors import ConfigError, GavelError
 from gavel.records import Result as ResultRecord
 from gavel.records import Score
 from gavel.scoring.settings import BOUNDS, CHOICES, ScoreSettings
+from gavel.setting_checks import refuse_given
 
 __all__ = [
     "BOUNDS",

@@ -116,11 +116,3 @@ def command_values(
         raise ConfigError(error.format_message()) from None
     record_settings(ctx, values, set(given))
     return values
-
-
-def refuse_given(given: Mapping[str, Any], names: Sequence[str], instead: str) -> None:
-    """A setting among ``names`` given a value (not its default) is refused: the Python API
-    does not offer it yet, and ``instead`` says which command does."""
-    for name in names:
-        if given.get(name) not in (None, False, ()):
-            raise ConfigError(f"{name!r} is not offered by the Python API yet; use {instead}")

@@ -9,7 +9,7 @@ other options keep growing) do not change. The bodies call the few functions bel
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,6 @@ class CostFlags:
     tokenizer: Path | None = None
     judge_tokenizer: Path | None = None
     max_cost: float | None = None
-    #: Spent by the generation of the same ``gavel run`` (counted in the judge's budget).
-    spent_elsewhere: float = 0.0
 
 
 NAMES = tuple(f.name for f in fields(CostFlags))
@@ -112,38 +110,3 @@ def show_dry_run(parts: list, style: str) -> None:
     from gavel.scoring.pricing import dry_run_report
 
     click.echo(dry_run_report(parts, resolved(), style), nl=False)
-
-
-def run_dry_run(flags: CostFlags, generation, predictions: Path, generating: dict[str, Any],
-                judge, scoring: dict[str, Any], score_values: dict[str, Any]) -> None:  # fmt: skip
-    """``gavel run --dry-run``: the generation's estimate (``generation``) and the judge's,
-    in one report."""
-    from gavel.scoring.pricing import counts_requests, planned_judge
-
-    parts: list = [generation]
-    if counts_requests(judge):
-        parts.append(planned_judge(
-            judge, generation, benchmark=generating["benchmark"],
-            data_file=generating["data_file"], image_root=generating["image_root"],
-            predictions=predictions, score_options=score_values,
-            judge_price=scoring.get("judge_price"), tokenizer=flags.judge_tokenizer,
-        ))  # fmt: skip
-    show_dry_run(parts, flags.dry_run_format)
-
-
-def for_generate(flags: CostFlags, judge=None, judge_price: str | None = None) -> dict[str, Any]:
-    """The cost flags ``gavel run`` passes on to its generation; its budget counts what the
-    run's judge already spent in an earlier run into the same folder."""
-    from gavel.scoring.pricing import spent_by_judge
-
-    spent = spent_by_judge(judge, judge_price) if flags.max_cost is not None else 0.0
-    given = {n: getattr(flags, n) for n in COMMAND_FLAGS["generate"]}
-    return given | ({"spent_elsewhere": spent} if spent else {})
-
-
-def for_score(flags: CostFlags, spent: float, judge) -> dict[str, Any]:
-    """The cost flags ``gavel run`` passes on to its scoring: one budget for both, so the
-    judge's counts what the generation (``spent``) used; only an LLM judge is paid for."""
-    paid = flags.max_cost is not None and hasattr(judge, "budget")
-    chosen = replace(flags, max_cost=flags.max_cost if paid else None, spent_elsewhere=spent)
-    return {n: getattr(chosen, n) for n in (*COMMAND_FLAGS["score"], "spent_elsewhere")}
