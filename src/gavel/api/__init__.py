@@ -5,6 +5,8 @@
 and checks, and give the same files; see docs/python-api.md. They are imported from
 ``gavel`` itself (lazily, so ``import gavel`` stays light); the modules here hold them, one
 step each. A generation's settings are one record (:class:`gavel.GenerateSettings`, checked
-by :mod:`gavel.execution.settings` against the bounds the flags read too); the other steps'
-settings are still checked by :mod:`gavel.api.settings` with the flags' own types.
+by :mod:`gavel.execution.settings` against the bounds the flags read too), a scoring's too
+(:class:`gavel.api.scoring.ScoreSettings`), and a run is one of each
+(:func:`gavel.api.running.run_with`); synthesis's settings are still checked by
+:mod:`gavel.api.settings` with the flags' own types.
 """
