@@ -3,7 +3,8 @@
 
 :func:`cost_options` declares them all on a command with one decorator line and hands their
 values to the command body through :func:`cost_flags`, so the commands' own signatures (which
-other options keep growing) do not change. The bodies call the few functions below.
+other options keep growing) do not change. What the flags cost is the library's
+(:mod:`gavel.execution.pricing`, :mod:`gavel.scoring.pricing`); here is only its printing.
 """
 
 from __future__ import annotations
