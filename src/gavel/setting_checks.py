@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +86,14 @@ def check_choice(flag: str, value: Any, choices: Sequence[str]) -> str:
     listed = ", ".join(map(repr, choices))
     one_of = "" if len(choices) == 1 else "one of "
     raise refused(flag, f"{value!r} is not {one_of}{listed}.")
+
+
+def refuse_given(given: Mapping[str, Any], names: Sequence[str], instead: str) -> None:
+    """A setting among ``names`` given a value (not its default) is refused: the Python API
+    does not offer it yet, and ``instead`` says which command does."""
+    for name in names:
+        if given.get(name) not in (None, False, ()):
+            raise ConfigError(f"{name!r} is not offered by the Python API yet; use {instead}")
 
 
 def refused(flag: str, reason: str) -> ConfigError:

@@ -167,3 +167,45 @@ def test_the_limit_holds_back_only_requests_not_answered_yet():
     finished = Budget(1.0, dollar_a_token, done=frozenset({"c"}))
     assert [r.sample_id for r in finished.limit(ask("a", "c"), AsyncRunSummary())] == ["a", "c"]
     assert not finished.reached
+
+
+def test_the_python_run_shares_the_limit_as_gavel_run_does(
+    gavel_main, counting_server, tmp_path, api_key, monkeypatch
+):
+    """``gavel.run(..., max_cost=)`` is ``gavel run --max-cost``: one budget, the same stop."""
+    import gavel
+    from gavel.errors import GavelError
+
+    monkeypatch.chdir(tmp_path)
+    assert gavel_main("synth", "--n", "6", "--out", "set").code == 0
+    server = counting_server
+    server.reply = lambda body, number: (
+        '{"score": 3, "reason": "fine"}' if body["messages"][0]["role"] == "system" else "no"
+    )
+    served = {"base_url": server.url, "api_key_env": "GAVEL_TEST_KEY", "no_cache": True,
+              "concurrency": 1, "price": PRICE, "no_progress": True,
+              "judge_base_url": server.url, "judge_api_key_env": "GAVEL_TEST_KEY",
+              "no_judge_cache": True, "judge_concurrency": 1, "judge_price": PRICE,
+              "bootstrap": 0}  # fmt: skip
+    flags = [f"--{name.replace('_', '-')}" for name in served]
+    args = [part for flag, value in zip(flags, served.values(), strict=True)
+            for part in ([flag] if value is True else [flag, str(value)])]  # fmt: skip
+    limit = "3"  # the model's answers (about $2.3) and some of the judge's
+    done = gavel_main("run", "--data", "set/gavel.jsonl", "--model", "openai:m", "--judge",
+                      "openai:j", "--out", "cli", "--max-cost", limit, *args)  # fmt: skip
+    assert done.code == 2, done.text
+    with pytest.raises(GavelError) as stopped:
+        gavel.run("gavel", data="set/gavel.jsonl", model="openai:m", judge="openai:j", out="api",
+                  max_cost=float(limit), **served)  # fmt: skip
+    assert str(stopped.value).replace("api/", "cli/") in done.err
+    lines = {}
+    for name in ("predictions.jsonl", "results.judge.jsonl"):
+        cli = (tmp_path / "cli" / name).read_text().splitlines()
+        api = (tmp_path / "api" / name).read_text().splitlines()
+        assert len(api) == len(cli)
+        lines[name] = len(api)
+    assert lines["predictions.jsonl"] == 6 and 0 < lines["results.judge.jsonl"] < 6
+    configuration = json.loads((tmp_path / "api" / "results.json").read_text())["manifest"][
+        "settings"
+    ]["configuration"]
+    assert configuration["max-cost"] == {"value": float(limit), "from": "python"}

@@ -7,6 +7,6 @@ and checks, and give the same files; see docs/python-api.md. They are imported f
 step each. A generation's settings are one record (:class:`gavel.GenerateSettings`, checked
 by :mod:`gavel.execution.settings` against the bounds the flags read too), and so are a
 scoring's (:class:`gavel.ScoreSettings`) and a synthetic set's
-(:class:`gavel.api.synthesis.SynthSettings`); ``gavel.run``'s are still checked by
-:mod:`gavel.api.settings` with the flags' own types.
+(:class:`gavel.api.synthesis.SynthSettings`); a run is one generation's and one scoring's
+(:func:`gavel.api.running.run_with`).
 """

@@ -12,7 +12,7 @@ from gavel.execution.generation import SamplesFailed
 from gavel.execution.settings import DTYPES, EXECUTORS, GenerateSettings, bound
 
 __all__ = ["DTYPES", "EXECUTORS", "GenerateSettings", "Generation", "SamplesFailed", "bound",
-           "from_parameters", "generate", "generate_with", "spent_by"]  # fmt: skip
+           "dry_run_text", "from_parameters", "generate", "generate_with", "spent_by"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -140,10 +140,16 @@ def generate(benchmark: str, *, data: str | Path, model: str, out: str | Path,
     if generation.estimate is not None:
         import sys
 
-        from gavel.cost.report import build_report, render
-
-        sys.stdout.write(render(build_report([generation.estimate], record), typed.dry_run_format))
+        sys.stdout.write(dry_run_text([generation.estimate], record, typed.dry_run_format))
     return generation
+
+
+def dry_run_text(estimates: list[Any], configuration: Mapping[str, Any] | None, style: str) -> str:
+    """The ``--dry-run`` report of ``estimates`` (a generation's, a judge's) with the run's
+    resolved configuration, in ``style`` (``table`` or ``json``), as the commands print it."""
+    from gavel.cost.report import build_report, render
+
+    return render(build_report(estimates, dict(configuration) if configuration else None), style)
 
 
 def spent_by(predictions: Path, model: str, price: str | None, batch: bool = False) -> float:

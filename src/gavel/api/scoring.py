@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gavel.api.settings import refuse_given
-from gavel.errors import ConfigError, GavelError, UsageError
+from gavel.errors import ConfigError, GavelError
 from gavel.records import Result as ResultRecord
 from gavel.records import Score
 from gavel.scoring.settings import BOUNDS, CHOICES, ScoreSettings
+from gavel.setting_checks import refuse_given
 
 __all__ = [
     "BOUNDS",
@@ -170,15 +168,15 @@ def score_with(settings: ScoreSettings, *, configuration: dict[str, Any] | None 
     wrong judge setting costs no answers). ``spent_elsewhere``: USD the same run spent
     before (its generation), counted in ``max_cost``.
     """
-    from gavel.cli import cost
     from gavel.scoring.evaluate import run_name
+    from gavel.scoring.pricing import judge_budget
     from gavel.scoring.run import plan_scoring, score_plan
 
     plan = plan_scoring(settings)
     if judge is None:
         judge = make_judge(settings)
-    with _usage_errors():
-        cost.judge_budget(_cost_flags(settings, spent_elsewhere), judge, settings.judge_price)
+    judge_budget(judge, max_cost=settings.max_cost, judge_price=settings.judge_price,
+                 tokenizer=_path(settings.judge_tokenizer), spent_elsewhere=spent_elsewhere)  # fmt: skip
     record, scores, ledger_entry = score_plan(plan, judge, configuration)
     name = run_name(record, plan.predictions, settings.name)
     result = Result(record, scores, name, ledger_entry, settings.format)
@@ -191,38 +189,30 @@ def score_with(settings: ScoreSettings, *, configuration: dict[str, Any] | None 
     return result
 
 
-def score_dry_run(settings: ScoreSettings) -> None:
-    """``gavel score --dry-run``: print what the judge would be sent and its cost (scoring
-    itself is free); nothing is sent or written."""
-    from gavel.cli import cost
+def score_dry_run(settings: ScoreSettings, configuration: dict[str, Any] | None = None) -> str:
+    """``gavel score --dry-run``: the report of what the judge would be sent and its cost
+    (scoring itself is free), with ``configuration`` (as :func:`score_with` records it) when
+    given, in ``settings.dry_run_format``; nothing is sent or written."""
     from gavel.io.formats.inspect_log import reading_epoch
+    from gavel.scoring.pricing import (
+        counts_requests,
+        dry_run_report,
+        judge_estimate,
+        nothing_to_send,
+        scored_items,
+    )
     from gavel.scoring.run import plan_scoring
 
     plan = plan_scoring(settings)
     judge = make_judge(settings)
+    style = settings.dry_run_format
+    if not counts_requests(judge):
+        return nothing_to_send(configuration, style)
     with reading_epoch(plan.epoch):
-        cost.score_dry_run(_cost_flags(settings), judge, plan.spec, plan.data_file, plan.predictions, plan.run,
-                           settings.judge_price)  # fmt: skip
-
-
-@contextlib.contextmanager
-def _usage_errors() -> Iterator[None]:
-    """A usage error of the command-line helpers the scoring still calls (its batch and budget
-    settings) as gavel's own, so a Python caller gets a ConfigError."""
-    import click
-
-    try:
-        yield
-    except click.UsageError as error:
-        raise UsageError(error.format_message()) from None
-
-
-def _cost_flags(settings: ScoreSettings, spent_elsewhere: float = 0.0) -> Any:
-    from gavel.cli.cost import CostFlags
-
-    return CostFlags(dry_run=settings.dry_run, dry_run_format=settings.dry_run_format,
-                     judge_tokenizer=_path(settings.judge_tokenizer), max_cost=settings.max_cost,
-                     spent_elsewhere=spent_elsewhere)  # fmt: skip
+        items = scored_items(plan.spec, plan.data_file, plan.predictions, plan.run)
+    part = judge_estimate(judge, items, settings.judge_price,
+                          tokenizer=_path(settings.judge_tokenizer))  # fmt: skip
+    return dry_run_report([part], configuration, style)
 
 
 def _path(value: str | Path | None) -> Path | None:
@@ -232,13 +222,9 @@ def _path(value: str | Path | None) -> Path | None:
 def make_judge(settings: ScoreSettings) -> Any:
     """The judge ``settings`` ask for, or None, as ``gavel score`` builds it: its batch
     settings given, its settings checked (before any scoring)."""
-    from gavel.cli.batch_options import take_judge_flags, use_batch
-    from gavel.scoring.judging import judge_for
+    from gavel.scoring.judging import judge_batch, judge_for, use_batch
 
     out = _path(settings.out)
-    batch = {"batch_judge": settings.judge_batch, "batch_judge_fallback":
-             settings.judge_batch_fallback, "batch_judge_rounds": settings.judge_batch_rounds,
-             "batch_judge_poll": settings.judge_batch_poll}  # fmt: skip
     judging = {
         "judge_base_urls": tuple(settings.judge_base_url),
         "judge_api_key_env": settings.judge_api_key_env,
@@ -255,8 +241,9 @@ def make_judge(settings: ScoreSettings) -> Any:
         "judge_rpm": settings.judge_rpm,
         "judge_tpm": settings.judge_tpm,
     }
-    with _usage_errors():
-        judge_batch = take_judge_flags({**batch, **judging}, settings.judge, out)
+    batch = judge_batch(settings.judge, out, settings.judge_base_url, on=settings.judge_batch,
+                        fallback=settings.judge_batch_fallback, rounds=settings.judge_batch_rounds,
+                        poll=settings.judge_batch_poll)  # fmt: skip
     judge = judge_for(settings.benchmark, out, settings.judge, **judging)
-    use_batch(judge, judge_batch)
+    use_batch(judge, batch)
     return judge

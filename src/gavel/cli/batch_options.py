@@ -2,14 +2,14 @@
 
 Declared here, applied with one line per command (``@batch_options("generate")``,
 ``@batch_options("judge")``); a generation's are settings of the library
-(:mod:`gavel.execution.batch_api`), the judge's are read back by :func:`take_judge_flags`.
+(:mod:`gavel.execution.batch_api`), the judge's are checked by
+:func:`gavel.scoring.judging.judge_batch`.
 Nothing heavy is imported until a batch is actually run (``gavel --help`` stays fast).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -77,27 +77,3 @@ def batch_options(which: str):
         return command
 
     return apply
-
-
-def take_judge_flags(flags: dict[str, Any], judge_spec: str | None, out: Path | None):
-    """Remove the judge's batch flags from ``flags`` and check them; returns the settings to
-    give the judge (:func:`use_batch`), or None."""
-    from gavel.execution.batch_api import batch_settings
-
-    on, fallback, rounds, poll = (flags.pop(name, None) for name in JUDGE_BATCH_PARAMS)
-    settings = batch_settings(bool(on), "judge-batch", fallback, rounds, poll)
-    if settings is None:
-        return None
-    if judge_spec is None or not judge_spec.startswith("openai:"):
-        raise click.UsageError("--judge-batch needs an LLM judge: --judge openai:MODEL")
-    if out is None:
-        raise click.UsageError("--judge-batch needs --out: the batch is recorded beside it")
-    if len(flags.get("judge_base_urls") or ()) > 1:
-        raise click.UsageError("--judge-batch sends to one server: give one --judge-base-url")
-    return settings
-
-
-def use_batch(judge, settings) -> None:
-    """Make ``judge`` (an LLM judge) send its requests as a batch."""
-    if settings is not None:
-        judge.batch = settings

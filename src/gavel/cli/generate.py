@@ -204,8 +204,6 @@ def generate(**given: Any) -> None:
     flags = cost.cost_flags()
     costs = {name: getattr(flags, name) for name in cost.COMMAND_FLAGS["generate"]}
     settings = from_parameters({**given, **costs})
-    generation = generate_with(
-        settings, config_file.resolved(), spent_elsewhere=flags.spent_elsewhere
-    )
+    generation = generate_with(settings, config_file.resolved())
     if generation.estimate is not None:  # nothing sent, nothing written
         cost.show_dry_run([generation.estimate], flags.dry_run_format)

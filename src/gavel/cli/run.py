@@ -7,13 +7,13 @@ from pathlib import Path
 import click
 
 from gavel.api.benchmarks import benchmark
-from gavel.api.generation import SamplesFailed, from_parameters, generate_with, spent_by
+from gavel.api.generation import from_parameters
+from gavel.api.running import run_with
 from gavel.cli import config_file, cost
-from gavel.cli.batch_options import JUDGE_BATCH_PARAMS, take_judge_flags, use_batch
+from gavel.cli.batch_options import JUDGE_BATCH_PARAMS
 from gavel.cli.benchmark_flags import BenchmarkCommand
 from gavel.cli.generate import generate
-from gavel.cli.score import score
-from gavel.scoring.judging import judge_for
+from gavel.cli.score import score, settings_from_flags, show
 
 #: Options of ``gavel score`` that ``gavel run`` passes through (besides data and benchmark).
 #: The benchmark's own options and the selection flags (with --seed) come from the benchmark
@@ -51,7 +51,6 @@ def _run(**kwargs) -> None:
     Everything goes to --out DIR: predictions.jsonl, predictions.manifest.json, results.json
     and results.scores.jsonl. Rerunning resumes the generation and scores again.
     """
-    ctx = click.get_current_context()
     out: Path = kwargs.pop("out")
     flags = cost.pop_cost_flags(kwargs)
     scoring = {name: kwargs.pop(name) for name in SCORE_OPTIONS}
@@ -59,40 +58,20 @@ def _run(**kwargs) -> None:
     own = {o.name: kwargs.pop(o.name) for o in bench.options if o.name in kwargs}
     selection = {name: kwargs[name] for name in ("limit", "sample_ids", "shuffle", "seed")}
     predictions = out / "predictions.jsonl"
-    # Judge flags are checked (and the judge built) before any answer is paid for.
-    judge_batch = take_judge_flags(dict(scoring), scoring["judge_spec"], out / "results.json")
-    judge = judge_for(kwargs["benchmark"], out / "results.json",
-                      **{k: v for k, v in scoring.items() if k.startswith(("judge_", "no_judge_"))})  # fmt: skip
-    use_batch(judge, judge_batch)  # its prices (dry run, budget) are the batch prices
-    generating = {**kwargs, **_for(bench, "generate", own)}
-    if flags.dry_run:
-        dry = from_parameters({**generating, "out": predictions, **cost.for_generate(flags)})
-        estimate = generate_with(dry, config_file.resolved()).estimate
-        return cost.run_dry_run(flags, estimate, predictions, generating, judge, scoring,
-                                _for(bench, "score", own))  # fmt: skip
-    costs = cost.for_generate(flags, judge, scoring["judge_price"])
-    spent_before = costs.pop("spent_elsewhere", 0.0)  # by the judge of an earlier run
-    settings = from_parameters({**generating, "out": predictions, **costs})
-    failed = None
-    try:
-        generate_with(settings, config_file.resolved(), spent_elsewhere=spent_before)
-    except SamplesFailed as error:  # scored all the same (model_error); the exit says so
-        failed = error
-    spent = spent_by(predictions, kwargs["spec"], flags.price, bool(kwargs.get("batch")))
-    ctx.invoke(
-        score,
-        benchmark=kwargs["benchmark"],
-        data_file=kwargs["data_file"],
-        predictions=predictions,
-        out=out / "results.json",
-        image_root=kwargs["image_root"],
-        **selection,
-        **scoring,
-        **_for(bench, "score", own),
-        **cost.for_score(flags, spent, judge),  # --max-cost: one budget, generation counted
+    costs = {n: getattr(flags, n) for n in cost.COMMAND_FLAGS["generate"]}
+    generation = from_parameters(
+        {**kwargs, **_for(bench, "generate", own), "out": predictions, **costs}
     )
-    if failed is not None:
-        raise failed
+    scored = settings_from_flags({
+        "benchmark": kwargs["benchmark"], "data_file": kwargs["data_file"],
+        "predictions": predictions, "out": out / "results.json",
+        "image_root": kwargs["image_root"], **selection, **scoring,
+        **_for(bench, "score", own), "judge_tokenizer": flags.judge_tokenizer,
+    })  # fmt: skip
+    outcome = run_with(generation, scored, config_file.resolved())
+    if isinstance(outcome, str):  # the dry run's report
+        return click.echo(outcome, nl=False)
+    show(outcome)
 
 
 def _for(bench, command: str, values: dict) -> dict:

@@ -229,15 +229,21 @@ def score(benchmark: str, data_file: Path, predictions: Path, out: Path | None,
     })  # fmt: skip
     try:
         if settings.dry_run:  # nothing is sent, nothing written
-            return scoring.score_dry_run(settings)
-        result = scoring.score_with(settings, configuration=config_file.resolved(),
-                                    spent_elsewhere=costs.spent_elsewhere)  # fmt: skip
+            report = scoring.score_dry_run(settings, config_file.resolved())
+            return click.echo(report, nl=False)
+        result = scoring.score_with(settings, configuration=config_file.resolved())
     except UsageError as error:
         raise click.UsageError(str(error)) from None
+    show(result)
+
+
+def show(result: scoring.Result) -> None:
+    """Print a scored run (the files written, its warnings, its table); then raise why it is
+    not complete, if it is not (everything is written; the exit status says so)."""
     if result.written:
         click.echo(f"wrote {' and '.join(map(str, result.written))}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(result.table(), nl=False)
-    if result.incomplete is not None:  # everything is written; the exit status says so
+    if result.incomplete is not None:
         raise result.incomplete

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gavel.errors import ConfigError
+from gavel.errors import ConfigError, UsageError
 from gavel.io.run_files import judge_replies_path
 from gavel.records import GavelScore, Result, Score
 from gavel.runner.cache import default_cache
@@ -56,6 +56,31 @@ def judge_for(benchmark: str, out: Path | None, judge_spec: str | None, **settin
     if benchmark != "gavel":
         raise ConfigError("--judge scores GAVEL explanations; it does not apply to " + benchmark)
     return make_judge(out, judge_spec, **settings)
+
+
+def judge_batch(judge_spec: str | None, out: Path | None, judge_base_urls: Sequence[str], *,
+                on: bool, fallback: str | None, rounds: int | None,
+                poll: float | None) -> Any:  # fmt: skip
+    """The batch settings of the judge (``--judge-batch`` and its tuning), checked against
+    the rest: an LLM judge, a place for the batch's records, one server; None without."""
+    from gavel.execution.batch_api import batch_settings
+
+    settings = batch_settings(on, "judge-batch", fallback, rounds, poll)
+    if settings is None:
+        return None
+    if judge_spec is None or not judge_spec.startswith("openai:"):
+        raise UsageError("--judge-batch needs an LLM judge: --judge openai:MODEL")
+    if out is None:
+        raise UsageError("--judge-batch needs --out: the batch is recorded beside it")
+    if len(judge_base_urls) > 1:
+        raise UsageError("--judge-batch sends to one server: give one --judge-base-url")
+    return settings
+
+
+def use_batch(judge: Any, settings: Any) -> None:
+    """Make ``judge`` (an LLM judge) send its requests as a batch (``settings``, if any)."""
+    if settings is not None:
+        judge.batch = settings
 
 
 def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path | None,
