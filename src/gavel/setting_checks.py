@@ -68,8 +68,9 @@ class Bound:
         another type, out of range or not finite is a ConfigError naming ``flag``."""
         whole = isinstance(value, int) and not isinstance(value, bool)
         if not (whole or (self.kind is float and isinstance(value, float))):
-            kind = "integer" if self.kind is int else "float"
-            raise refused(flag, f"{value!r} is not a valid {kind}.")
+            kind = "an integer" if self.kind is int else "a number"
+            given = type(value).__name__  # a number given as text is text: say so
+            raise refused(flag, f"{value!r} is not {kind} (a {given} was given).")
         number = self.kind(value)
         low = self.min is not None and (number <= self.min if self.min_open else number < self.min)
         if low or (self.max is not None and number > self.max):

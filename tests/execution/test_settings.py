@@ -109,3 +109,13 @@ def test_a_benchmark_option_is_checked_and_an_unknown_one_named():
     with pytest.raises(ConfigError, match="Invalid value for '--box-format'"):
         checked(GenerateSettings(data=Path("d"), model="scene", out=Path("o"),
                                  options={"box_format": "nope"}))  # fmt: skip
+
+
+def test_a_number_given_as_text_is_refused_saying_what_was_given():
+    """The Python API takes numbers as numbers; ``concurrency="3"`` is refused naming the
+    type it got, not called an invalid integer."""
+    import gavel
+    from gavel.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"'3' is not an integer \(a str was given\)"):
+        gavel.generate("gavel", data="d.jsonl", model="scene", out="p.jsonl", concurrency="3")
