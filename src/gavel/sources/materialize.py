@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import ConfigError, DataError
+from gavel.io.run_files import file_sha256
 from gavel.io.safe_paths import UnsafePath, path_inside, safe_component
 from gavel.sources.card import Selection, select
 from gavel.sources.layouts import LAYOUTS
@@ -38,14 +39,6 @@ MARKER = "source.json"
 def cache_root() -> Path:
     root = os.environ.get("GAVEL_CACHE_DIR") or Path.home() / ".cache" / "gavel"
     return Path(root) / "data"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def files_sha256(files: list[Path], root: Path) -> tuple[str, dict[str, str]]:

@@ -19,7 +19,6 @@ refused too.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zipfile
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ import msgspec
 
 from gavel.errors import DataError, GavelError
 from gavel.io.jsonl import shown, surrogate_field
+from gavel.io.run_files import file_sha256
 
 #: What marks a predictions path as an inspect log.
 SUFFIX = ".eval"
@@ -86,12 +86,12 @@ class InspectLogLines:
         encoder = msgspec.json.Encoder()
         for number, line in enumerate(predictions_of(self.path), start=1):
             yield number, encoder.encode(line)
-        self._sha256 = _file_sha256(self.path)
+        self._sha256 = file_sha256(self.path)
 
     @property
     def sha256(self) -> str:
         if self._sha256 is None:
-            self._sha256 = _file_sha256(self.path)
+            self._sha256 = file_sha256(self.path)
         return self._sha256
 
 
@@ -101,14 +101,6 @@ def finish_reason(stop_reason: str | None) -> str | None:
     if stop_reason in ("max_tokens", "model_length"):
         return "length"
     return stop_reason
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def predictions_of(path: Path) -> list[dict[str, Any]]:
