@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,3 +129,46 @@ def check_option(option: BenchmarkOption, value: Any) -> Any:
     if option.kind in (int, float):
         return Bound(option.kind, option.minimum, option.maximum).check(option.flag, value)
     return value
+
+
+def as_path(flag: str, value: Any) -> Path:
+    """A path setting's value as a Path (``click.Path(path_type=Path)`` gives one); another
+    kind of value is refused naming the flag, not left to fail inside."""
+    if isinstance(value, str | os.PathLike):
+        return Path(value)
+    raise refused(flag, f"{value!r} is not a path.")
+
+
+def as_items(flag: str, value: Any) -> tuple[Any, ...]:
+    """A repeatable setting's values as a tuple: None is none, one text (or path) is one
+    item; anything but texts is refused naming the flag."""
+    if value is None:
+        return ()
+    if isinstance(value, str | os.PathLike):
+        return (value,)
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise refused(flag, f"{value!r} is not a text or a list of texts.") from None
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            raise refused(flag, f"{item!r} is not a text.")
+    return items
+
+
+def as_text(flag: str, value: Any) -> str:
+    """A text setting's value; a number or another object is refused naming the flag."""
+    if isinstance(value, str):
+        return value
+    raise refused(flag, f"{value!r} is not a text.")
+
+
+def as_json_text(flag: str, value: Any) -> str:
+    """A JSON-object setting (``--extra-body``) as its text: a mapping is encoded, a text
+    kept (checked where it is read); what JSON cannot hold is refused naming the flag."""
+    if isinstance(value, Mapping):
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError) as error:
+            raise refused(flag, f"not a JSON object ({error}).") from None
+    return as_text(flag, value)

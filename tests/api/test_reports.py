@@ -51,3 +51,15 @@ def test_report_finds_every_run_below_a_folder(runs, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(GavelError, match=r"no results\.json in it or below it"):
         report([tmp_path / "empty"], tmp_path / "other")
+
+
+def test_one_run_given_alone_is_that_run_and_bad_settings_are_refused(runs, tmp_path):
+    """``report("runs/a")`` is one folder (not its characters, the first of which is the
+    root); compare's settings are checked as its flags are."""
+    page = report(runs[0].parent, tmp_path / "one")
+    assert "results.json" not in str(page) and page.is_file()
+    first, second = runs
+    for bad, words in (({"resamples": 0}, "--bootstrap"), ({"resamples": "200"}, "a str was given"),
+                       ({"seed": -1}, "--seed"), ({"format": "bogus"}, "'bogus' is not one of")):  # fmt: skip
+        with pytest.raises(GavelError, match=words):
+            compare(first, second, **bad)

@@ -119,3 +119,28 @@ def test_a_number_given_as_text_is_refused_saying_what_was_given():
 
     with pytest.raises(ConfigError, match=r"'3' is not an integer \(a str was given\)"):
         gavel.generate("gavel", data="d.jsonl", model="scene", out="p.jsonl", concurrency="3")
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ({"model": 5}, "'--model': 5 is not a text"),
+        ({"data": 5}, "'--data': 5 is not a path"),
+        ({"sample_id": [1, 2]}, "'--sample-id': 1 is not a text"),
+        ({"base_url": 5}, "'--base-url': 5 is not a text or a list of texts"),
+        ({"no_cache": "no"}, "'--no-cache': 'no' is not True or False"),
+        ({"prompt": "nope"}, "unknown prompt template 'nope'; gavel ships"),
+        ({"price": 1.5}, "'--price': 1.5 is not a text"),
+    ],
+)
+def test_a_value_of_the_wrong_kind_is_refused_naming_its_flag(given, words, tmp_path):
+    """What the flags' click types would refuse is refused before anything runs, never left
+    to fail inside as an AttributeError or TypeError."""
+    import gavel
+    from gavel.errors import ConfigError
+
+    data = gavel.synthesize("gavel", out=tmp_path / "set", n=2)
+    settings = {"data": data, "model": "scene", "out": tmp_path / "p.jsonl", **given}
+    with pytest.raises(ConfigError, match=words):
+        gavel.generate("gavel", **settings)
+    assert not (tmp_path / "p.jsonl").exists()

@@ -46,3 +46,21 @@ def test_judge_batch_needs_an_llm_judge_a_folder_and_one_server():
         judge_batch("openai:j", out, (), on=False, fallback=None, rounds=2, poll=None)
     made = judge_batch("openai:j", out, (), on=True, fallback="online", rounds=2, poll=None)
     assert made.fallback == "online" and made.rounds == 2
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ({"sample_id": 5}, "'--sample-id': 5 is not a text or a list of texts"),
+        ({"judge": 3}, "'--judge': 3 is not a text"),
+        ({"bootstrap": None}, "'--bootstrap': None is not an integer"),
+        ({"judge_extra_body": {"a": object()}}, "'--judge-extra-body': not a JSON object"),
+        ({"predictions": 3}, "'--predictions': 3 is not a path"),
+    ],
+)
+def test_score_settings_of_the_wrong_kind_are_refused_naming_the_flag(given, words):
+    from gavel.errors import ConfigError
+    from gavel.scoring.settings import ScoreSettings
+
+    with pytest.raises(ConfigError, match=words):
+        ScoreSettings(**{"data": "d.jsonl", "predictions": "p.jsonl", **given})

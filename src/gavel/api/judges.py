@@ -29,6 +29,7 @@ from gavel.judge.embedding import JudgeUnavailable
 from gavel.judge.score_files import read_scores
 from gavel.report.plots import score_agreement_plot
 from gavel.report.tables import FORMATS, render
+from gavel.setting_checks import MAX_SEED, Bound, check_choice
 from gavel.synth.scenes import DIFFICULTIES
 
 __all__ = [
@@ -58,6 +59,7 @@ class Agreement:
         """One row per pair and column, in one of :data:`FORMATS` (``json``: :meth:`json`)."""
         if style == "json":
             return self.json()
+        check_choice("--format", style, FORMATS)
         return render(agreement_table(self.report), style)
 
     def save(self, out: Path | None = None, plot: Path | None = None) -> None:
@@ -85,11 +87,10 @@ def judge_agreement(
     two given as ``judges``, their per-sample mean and majority are compared too. ``labels``
     name the judges in order (default: the judge a file names, else its file name).
     """
+    files, judges = _several(files), _several(judges)
     paths = [*files, *judges]
     if len(paths) + (reference is not None) < 2:
         raise ConfigError("give at least two score files (FILES, --judge), or one and --reference")
-    if not paths:
-        raise ConfigError("give at least one judge's scores besides --reference")
     if len(labels) > len(paths):
         raise ConfigError(f"{len(labels)} --label for {len(paths)} judges")
     judge_scores = [read_scores(p) for p in paths]
@@ -136,4 +137,13 @@ def calibrate_judge(
     file. :class:`JudgeUnavailable` when the offline judge's model is not installed."""
     from gavel.judge.calibration import calibrate
 
+    n = int(Bound(int, 16).check("--n", n))
+    seed, heldout_seed = (int(Bound(int, 0, MAX_SEED).check(f, v))
+                          for f, v in (("--seed", seed), ("--heldout-seed", heldout_seed)))  # fmt: skip
+    check_choice("--difficulty", difficulty, list(DIFFICULTIES))
     return Calibration(calibrate(n, seed, heldout_seed, difficulty, progress=progress))
+
+
+def _several(paths: str | Path | Sequence[str | Path]) -> list[str | Path]:
+    """One path given alone is one file, not the characters of its name."""
+    return [paths] if isinstance(paths, str | Path) else list(paths)

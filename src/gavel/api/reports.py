@@ -35,6 +35,8 @@ def report(
     from gavel.report.html import write_report
     from gavel.report.runs import expand_runs
 
+    if isinstance(runs, str | Path):  # one run, not the characters of its name
+        runs = [runs]
     found = expand_runs(Path(run) for run in runs)
     root = Path(image_root) if image_root is not None else None
     return write_report(found, Path(out), title=title, page_size=page_size, image_root=root)
@@ -65,7 +67,11 @@ def compare(
     from gavel.report.compare import compare_runs
     from gavel.report.compare_table import comparison_table
     from gavel.report.tables import render
+    from gavel.setting_checks import MAX_BOOTSTRAP, MAX_SEED, Bound, check_choice
 
+    resamples = int(Bound(int, 100, MAX_BOOTSTRAP).check("--bootstrap", resamples))
+    seed = int(Bound(int, 0, MAX_SEED).check("--seed", seed))
+    check_choice("--format", format, COMPARE_FORMATS)
     first, second = Path(first), Path(second)
     benchmark, comparisons, warnings = compare_runs(first, second, resamples=resamples, seed=seed)
     if format == "json":

@@ -11,7 +11,6 @@ command line refuses, whoever calls it.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,12 @@ from gavel.setting_checks import (
     MAX_SEED,
     MIN_FPS,
     Bound,
+    as_items,
+    as_json_text,
+    as_path,
+    as_text,
     check_choice,
+    refused,
 )
 
 if TYPE_CHECKING:
@@ -221,22 +225,24 @@ def checked(settings: GenerateSettings) -> GenerateSettings:
         meta = spec.metadata
         if name == "options":
             values[name] = options_checked(values["benchmark"], value)
-        elif value is None:
-            values[name] = value
+        elif name in _REPEATED:
+            values[name] = as_items(meta["flag"], value)
+        elif value is None and (spec.default is None or isinstance(spec.default, bool)):
+            values[name] = spec.default if isinstance(spec.default, bool) else None
         elif meta["bound"] is not None:
             values[name] = meta["bound"].check(meta["flag"], value)
         elif name in choices or meta["choices"] is not None:
             values[name] = check_choice(meta["flag"], value, choices.get(name) or meta["choices"])
         elif name in _PATHS:
-            values[name] = Path(value)
-        elif name in _REPEATED:
-            values[name] = (value,) if isinstance(value, str | Path) else tuple(value)
-        elif name == "extra_body" and isinstance(value, Mapping):
-            values[name] = json.dumps(value)
+            values[name] = as_path(meta["flag"], value)
+        elif name == "extra_body":
+            values[name] = as_json_text(meta["flag"], value)
         elif isinstance(spec.default, bool):
-            values[name] = bool(value)
-        else:
+            if not isinstance(value, bool):  # "no" is no False
+                raise refused(meta["flag"], f"{value!r} is not True or False.")
             values[name] = value
+        else:
+            values[name] = as_text(meta["flag"], value)
     return GenerateSettings(**values)
 
 

@@ -10,6 +10,8 @@ import hashlib
 from dataclasses import dataclass
 from importlib import resources
 
+from gavel.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Template:
@@ -25,7 +27,11 @@ class Template:
 
 
 def load_template(name: str) -> Template:
-    """A template shipped with gavel, e.g. ``gavel_v1``."""
+    """A template shipped with gavel, e.g. ``gavel_v1``; another name is a ConfigError
+    listing the shipped ones (never a path inside the package)."""
+    if not isinstance(name, str) or name not in template_names():
+        shipped = ", ".join(template_names())
+        raise ConfigError(f"unknown prompt template {name!r}; gavel ships {shipped}")
     text = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
     return Template(name, text)
 

@@ -7,7 +7,6 @@ Python API from its keywords; both then score the same way (:mod:`gavel.scoring.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -20,8 +19,13 @@ from gavel.setting_checks import (
     MAX_CONCURRENCY,
     MAX_SEED,
     Bound,
+    as_items,
+    as_json_text,
+    as_path,
+    as_text,
     check_choice,
     plain,
+    refused,
 )
 
 
@@ -112,25 +116,30 @@ class ScoreSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        defaults = {item.name: item.default for item in fields(self)}
         for name, bound in BOUNDS.items():
             value = getattr(self, name)
-            if value is not None:
+            if value is not None or defaults[name] is not None:  # None only where it means unset
                 object.__setattr__(self, name, bound.check(flag(name), value))
         for name, choices in CHOICES.items():
             value = getattr(self, name)
             if value is not None:
                 check_choice(flag(name), value, choices)
         for name in _SEVERAL:  # one text given for a repeatable setting is one item
-            value = getattr(self, name)
-            object.__setattr__(
-                self, name, (value,) if isinstance(value, str | Path) else tuple(value)
-            )
+            object.__setattr__(self, name, as_items(flag(name), getattr(self, name)))
         for name in _PATHS:  # as the flags' click.Path(path_type=Path) gives them
             value = getattr(self, name)
+            if value is not None or name in _REQUIRED:
+                object.__setattr__(self, name, as_path(flag(name), value))
+        for name in _TEXTS:
+            value = getattr(self, name)
             if value is not None:
-                object.__setattr__(self, name, Path(value))
-        if isinstance(self.judge_extra_body, Mapping):  # as --judge-extra-body takes it
-            object.__setattr__(self, "judge_extra_body", json.dumps(self.judge_extra_body))
+                object.__setattr__(self, name, as_text(flag(name), value))
+        if not isinstance(self.options, Mapping):
+            raise refused("options", f"{self.options!r} is not a mapping of setting names.")
+        if self.judge_extra_body is not None:  # a dict as --judge-extra-body takes it
+            body = as_json_text("--judge-extra-body", self.judge_extra_body)
+            object.__setattr__(self, "judge_extra_body", body)
 
     def configuration(self, spec: Benchmark, given: Iterable[str] = ()) -> dict[str, Any]:
         """Every setting's value and where it came from (``python`` for those in ``given``,
@@ -187,3 +196,7 @@ CHOICES = {
 _PATHS = ("data", "predictions", "out", "image_root", "judge_cache", "judge_tokenizer")
 #: The settings given several times on the command line (tuples here).
 _SEVERAL = ("sample_id", "judge_base_url")
+#: The paths every scoring is given.
+_REQUIRED = ("data", "predictions")
+#: The settings that are texts (choices are checked as choices).
+_TEXTS = ("benchmark", "name", "judge", "judge_api_key_env", "judge_price")
