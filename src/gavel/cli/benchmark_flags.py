@@ -28,7 +28,6 @@ from gavel.benchmarks.spec import Benchmark, BenchmarkOption
 from gavel.cli import config_file
 from gavel.cli.options import FiniteFloat
 from gavel.errors import ConfigError, UsageError
-from gavel.selection import Selection, sample_ids_from
 
 DEFAULT_BENCHMARK = "gavel"
 _CHOSEN = "gavel.benchmark"
@@ -194,14 +193,3 @@ def selection_options(command):
     for option in reversed(options):
         command = option(command)
     return command
-
-
-def make_selection(
-    limit: int | None, sample_ids: tuple[str, ...], shuffle: bool, seed: int
-) -> Selection:
-    """The selection the flags describe; a bad one is a usage error."""
-    ids = sample_ids_from(sample_ids)  # an unreadable @FILE is a DataError naming it
-    try:
-        return Selection(limit, ids, shuffle, seed)
-    except ConfigError as error:
-        raise click.UsageError(str(error)) from None

@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from gavel.errors import ConfigError
+from gavel.setting_checks import plain
 
 _RESOLVED = "gavel.config.resolved"
 _FILE = "gavel.config.file"
@@ -241,14 +242,6 @@ _SOURCES = {
 }
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def record_resolved(ctx: click.Context, command: click.Command) -> None:
     """Keep every parameter's final value and source for the run (the outermost command's:
     ``gavel run`` records its own, and the generate and score it calls reuse it)."""
@@ -264,7 +257,7 @@ def record_resolved(ctx: click.Context, command: click.Command) -> None:
         source = ctx.get_parameter_source(param.name)
         name = (flag_names(param) or [str(param.name)])[0]
         resolved[name] = {
-            "value": _plain(ctx.params[param.name]),
+            "value": plain(ctx.params[param.name]),
             "from": _SOURCES.get(source, "default") if source is not None else "default",
         }
     from gavel.manifest import redact_userinfo
