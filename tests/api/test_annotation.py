@@ -4,6 +4,7 @@ counted, checked and exported as `gavel annotate` does it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -12,7 +13,9 @@ from gavel.api import annotation
 from gavel.errors import ConfigError
 
 
-def test_a_project_from_pairs_to_export(tmp_path):
+@pytest.mark.parametrize("path", [Path, str], ids=["Path", "str"])
+def test_a_project_from_pairs_to_export(tmp_path, path):
+    """Every path is taken as a ``Path`` or as text, as the command line's flags are."""
     images = tmp_path / "photos"
     images.mkdir()
     Image.new("RGB", (400, 300), "gray").save(images / "street.png")
@@ -24,10 +27,13 @@ def test_a_project_from_pairs_to_export(tmp_path):
 
     heard = []
     total = annotation.init_project(
-        project, [pairs], images=images, double=0.5, imported=lambda f, s: heard.append((f, s))
-    )
+        path(project), [path(pairs)], images=path(images), double=0.5,
+        imported=lambda f, s: heard.append((f, s)),
+    )  # fmt: skip
     assert total == 4 and heard[0][0] == pairs and heard[0][1].added == 4
-    assert annotation.init_project(project, [pairs], images=images) == 4  # ids already there
+    # One pairs file given alone; its ids are already there.
+    assert annotation.init_project(path(project), path(pairs), images=path(images)) == 4
+    project = path(project)
 
     token = annotation.add_user(project, "ana", "annotator")
     assert token.startswith("gvl_")
@@ -42,9 +48,16 @@ def test_a_project_from_pairs_to_export(tmp_path):
     assert annotation.check(project) == []
 
     out = tmp_path / "gavel.jsonl"
-    summary = annotation.export(project, out)
+    summary = annotation.export(project, path(out))
     assert (summary.samples, summary.pending) == (0, 4)
     assert summary.warnings and not out.exists()  # nothing reviewed: no empty file
+
+
+def test_a_value_that_is_not_a_path_is_refused_naming_its_flag(tmp_path):
+    with pytest.raises(ConfigError, match="'--db': 5 is not a path"):
+        annotation.init_project(5)
+    with pytest.raises(ConfigError, match="'--import': 7 is not a text"):
+        annotation.init_project(tmp_path / "p.sqlite", [7])
 
 
 def test_a_missing_project_is_named(tmp_path):

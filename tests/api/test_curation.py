@@ -4,6 +4,7 @@ OpenAI-protocol server on loopback."""
 from __future__ import annotations
 
 import json
+import shutil
 
 from PIL import Image
 
@@ -31,6 +32,10 @@ def test_captions_then_scoring_then_import(tmp_path, server, api_key):
     server.reply = lambda body, n: json.dumps({"rating": 2, "reason": "colour is off"})
     rated = score_pairs(tmp_path / "pairs.jsonl", tmp_path / "scored.jsonl", model, images=root,
                         below=3)  # fmt: skip
+    # Paths as text; without images=, the images are relative to the pairs file's folder.
+    shutil.copy(tmp_path / "pairs.jsonl", root / "pairs.jsonl")
+    again = score_pairs(str(root / "pairs.jsonl"), str(tmp_path / "again.jsonl"), model)
+    assert (again.rated, again.failed) == (4, 0)
     assert (rated.pairs, rated.rated, rated.kept, rated.failed) == (4, 4, 4, 0)
     assert [p.alignment for p in read_pairs(tmp_path / "scored.jsonl")] == [2, 2, 2, 2]
 

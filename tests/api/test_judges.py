@@ -28,7 +28,7 @@ def test_two_raters_agree_as_the_command_says(tmp_path):
                               "file, left out"]  # fmt: skip
     assert found.table("json") == found.json()
     assert "Judge agreement, 4 samples in every file" in found.table()
-    found.save(tmp_path / "out.json", tmp_path / "out.png")
+    found.save(str(tmp_path / "out.json"), str(tmp_path / "out.png"))  # text paths too
     assert json.loads((tmp_path / "out.json").read_text()) == found.report
     assert (tmp_path / "out.png").read_bytes().startswith(b"\x89PNG")
 

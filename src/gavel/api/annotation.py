@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gavel.annotate import limits
 from gavel.annotate.security import parse_origin
 from gavel.errors import ConfigError
+from gavel.setting_checks import as_items, as_path
 
 if TYPE_CHECKING:  # the records the functions give, imported only with their modules
     from gavel.annotate.export import ExportSummary as ExportSummary
@@ -35,10 +36,10 @@ __all__ = [
 
 
 def init_project(
-    db_path: Path,
-    pairs: Sequence[Path] = (),
+    db_path: str | Path,
+    pairs: str | Path | Sequence[str | Path] = (),
     *,
-    images: Path | None = None,
+    images: str | Path | None = None,
     double: float = 0.0,
     seed: int = 0,
     imported: Callable[[Path, ImportSummary], None] | None = None,
@@ -54,15 +55,18 @@ def init_project(
     from gavel.annotate import db
     from gavel.annotate.store import import_pairs, set_images_root
 
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    conn = db.connect(db_path, create=True)
+    db_file = as_path("--db", db_path)
+    pairs_files = [as_path("--import", item) for item in as_items("--import", pairs)]
+    root = None if images is None else as_path("--images", images)
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    conn = db.connect(db_file, create=True)
     try:
-        if images is not None and not pairs:
-            set_images_root(conn, db_path, images, images)
+        if root is not None and not pairs_files:
+            set_images_root(conn, db_file, root, root)
         # With pairs, each import records the folder in the transaction that adds its items:
         # a first import that fails must not leave the folder recorded.
-        for pairs_file in pairs:
-            summary = import_pairs(conn, db_path, pairs_file, images, double=double, seed=seed)
+        for pairs_file in pairs_files:
+            summary = import_pairs(conn, db_file, pairs_file, root, double=double, seed=seed)
             if imported is not None:
                 imported(pairs_file, summary)
         total: int = conn.execute("SELECT count(*) FROM items").fetchone()[0]
@@ -71,38 +75,38 @@ def init_project(
     return total
 
 
-def add_user(db_path: Path, name: str, role: str) -> str:
+def add_user(db_path: str | Path, name: str, role: str) -> str:
     """Add a person (annotator, reviewer or checker); returns their access token, which is not
     kept (only its hash is stored)."""
     from gavel.annotate import db
     from gavel.annotate.users import add_user as add
 
-    with db.opened(db_path) as conn:
+    with db.opened(as_path("--db", db_path)) as conn:
         return add(conn, name, role)
 
 
-def list_users(db_path: Path) -> list[Any]:
+def list_users(db_path: str | Path) -> list[Any]:
     """The people of the project in the order they were added (``name``, ``role``,
     ``active``, ``created``)."""
     from gavel.annotate import db
     from gavel.annotate.users import list_users as users
 
-    with db.opened(db_path) as conn:
+    with db.opened(as_path("--db", db_path)) as conn:
         return users(conn)
 
 
-def set_active(db_path: Path, name: str, active: bool) -> None:
+def set_active(db_path: str | Path, name: str, active: bool) -> None:
     """Disable a person (their token stops working, their sessions end, their work stays) or
     enable them again."""
     from gavel.annotate import db
     from gavel.annotate.users import set_active as update
 
-    with db.opened(db_path) as conn:
+    with db.opened(as_path("--db", db_path)) as conn:
         update(conn, name, active)
 
 
 def serve(
-    db_path: Path,
+    db_path: str | Path,
     *,
     host: str = "127.0.0.1",
     port: int = 8765,
@@ -141,7 +145,7 @@ def serve(
     }
     try:
         run_server(
-            db_path,
+            as_path("--db", db_path),
             host=host,
             port=port,
             allowed_hosts=list(allowed_hosts),
@@ -157,8 +161,8 @@ def serve(
 
 
 def export(
-    db_path: Path,
-    out: Path,
+    db_path: str | Path,
+    out: str | Path,
     *,
     split_by_image: bool = False,
     test_fraction: float = 0.2,
@@ -169,31 +173,32 @@ def export(
     from gavel.annotate import db
     from gavel.annotate.export import export as write_export
 
+    db_path = as_path("--db", db_path)
     with db.opened(db_path) as conn:
         return write_export(
             conn,
             db_path,
-            out,
+            as_path("--out", out),
             split_by_image=split_by_image,
             test_fraction=test_fraction,
             seed=seed,
         )
 
 
-def stats(db_path: Path) -> dict[str, Any]:
+def stats(db_path: str | Path) -> dict[str, Any]:
     """The dashboard's numbers: items per stage, throughput, agreement."""
     from gavel.annotate import db
     from gavel.annotate.stats import dashboard
 
-    with db.opened(db_path) as conn:
+    with db.opened(as_path("--db", db_path)) as conn:
         return dashboard(conn)
 
 
-def check(db_path: Path) -> list[str]:
+def check(db_path: str | Path) -> list[str]:
     """What is wrong with the database (empty when sound): SQLite's integrity, and every
     item's head, stage and version chain."""
     from gavel.annotate import db
     from gavel.annotate.store import check_consistency
 
-    with db.opened(db_path) as conn:
+    with db.opened(as_path("--db", db_path)) as conn:
         return check_consistency(conn)

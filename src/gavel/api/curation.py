@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gavel.models.registry import describe_specs
+from gavel.setting_checks import as_path
 
 if TYPE_CHECKING:
     from gavel.curate.alignment import ScoreResult
@@ -77,7 +78,9 @@ class ModelSettings:
         }
 
 
-def captions(images: Path, out: Path, model: ModelSettings, *, min_words: int = 3) -> CaptionResult:
+def captions(
+    images: str | Path, out: str | Path, model: ModelSettings, *, min_words: int = 3
+) -> CaptionResult:
     """Have the model describe every image under ``images``; each sentence of at least
     ``min_words`` words becomes a candidate pair in ``out`` (``gavel curate captions``)."""
     from gavel.curate.captions import caption_images
@@ -94,9 +97,9 @@ def captions(images: Path, out: Path, model: ModelSettings, *, min_words: int = 
 
 
 def import_prompts(
-    images: Path,
-    prompts: Path,
-    out: Path,
+    images: str | Path,
+    prompts: str | Path,
+    out: str | Path,
     *,
     source: str | None = None,
     whole: bool = False,
@@ -110,11 +113,11 @@ def import_prompts(
 
 
 def score_pairs(
-    pairs: Path,
-    out: Path,
+    pairs: str | Path,
+    out: str | Path,
     model: ModelSettings,
     *,
-    images: Path | None = None,
+    images: str | Path | None = None,
     below: float | None = None,
     invalid_retries: int = 2,
 ) -> ScoreResult:
@@ -125,7 +128,7 @@ def score_pairs(
 
     return rate_pairs(
         pairs,
-        images or pairs.parent,
+        as_path("--pairs", pairs).parent if images is None else images,
         model.load(),
         out,
         below=below,

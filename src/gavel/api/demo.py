@@ -23,6 +23,7 @@ from gavel.report.tables import render
 from gavel.runner.local import run_model
 from gavel.scoring.files import write_run
 from gavel.scoring.judging import gavel_scores
+from gavel.setting_checks import as_path
 
 if TYPE_CHECKING:
     from gavel.judge.apply import Judge
@@ -118,7 +119,7 @@ class Demo:
     seconds: float
 
 
-def demo(out: Path, match: str = "union", count: int = 40, seed: int = 0,
+def demo(out: str | Path, match: str = "union", count: int = 40, seed: int = 0,
          note: Callable[[str], None] | None = None) -> Demo:  # fmt: skip
     """Run gavel end to end, offline, into the folder ``out``: the shipped photos against
     five model families' answer formats, then fresh synthetic sets of every benchmark
@@ -128,6 +129,7 @@ def demo(out: Path, match: str = "union", count: int = 40, seed: int = 0,
     multi-box matching policy. Data, predictions, results, per-sample scores, each
     benchmark's Markdown table and an HTML report are written under ``out``."""
     started = time.perf_counter()
+    out = as_path("--out", out)
     judge = offline_judge(note)
     runs: dict[str, list[tuple[str, Result]]] = {
         "gavel": score_photos(out / "photos", match, judge)

@@ -29,7 +29,7 @@ from gavel.judge.embedding import JudgeUnavailable
 from gavel.judge.score_files import read_scores
 from gavel.report.plots import score_agreement_plot
 from gavel.report.tables import FORMATS, render
-from gavel.setting_checks import MAX_SEED, Bound, check_choice
+from gavel.setting_checks import MAX_SEED, Bound, as_path, check_choice
 from gavel.synth.scenes import DIFFICULTIES
 
 __all__ = [
@@ -62,13 +62,13 @@ class Agreement:
         check_choice("--format", style, FORMATS)
         return render(agreement_table(self.report), style)
 
-    def save(self, out: Path | None = None, plot: Path | None = None) -> None:
+    def save(self, out: str | Path | None = None, plot: str | Path | None = None) -> None:
         """Write the JSON report to ``out`` and the pairs' confusion heatmaps (PNG) to ``plot``,
         each whole or not at all."""
         if out is not None:
-            atomic_write_bytes(out, self.json().encode())
+            atomic_write_bytes(as_path("--out", out), self.json().encode())
         if plot is not None:
-            atomic_write_bytes(plot, score_agreement_plot(self.report["pairs"]))
+            atomic_write_bytes(as_path("--plot", plot), score_agreement_plot(self.report["pairs"]))
 
 
 def judge_agreement(
@@ -118,8 +118,9 @@ class Calibration:
 
         return summary_table(self.result)
 
-    def save(self, out: Path) -> None:
+    def save(self, out: str | Path) -> None:
         """Write the calibration file (the offline judge reads it with ``calibration=``)."""
+        out = as_path("--out", out)
         out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(out, (json.dumps(self.result, indent=1) + "\n").encode())
 
