@@ -90,11 +90,12 @@ def check_choice(flag: str, value: Any, choices: Sequence[str]) -> str:
     raise refused(flag, f"{value!r} is not {one_of}{listed}.")
 
 
-def refuse_given(given: Mapping[str, Any], names: Sequence[str], instead: str) -> None:
-    """A setting among ``names`` given a value (not its default) is refused: the Python API
-    does not offer it yet, and ``instead`` says which command does."""
-    for name in names:
-        if given.get(name) not in (None, False, ()):
+def refuse_given(given: Mapping[str, Any], defaults: Mapping[str, Any], instead: str) -> None:
+    """A setting among ``defaults`` given another value than its default is refused: the
+    Python API does not offer it yet, and ``instead`` says which command does. Its default
+    given explicitly (``dry_run=False``) asks for nothing, and passes."""
+    for name, default in defaults.items():
+        if name in given and given[name] != default:
             raise ConfigError(f"{name!r} is not offered by the Python API yet; use {instead}")
 
 

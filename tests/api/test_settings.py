@@ -93,6 +93,12 @@ def test_a_setting_no_command_takes_is_named(data):
         gavel.generate("gavel", data=data, model="scene", out="x.jsonl", max_token=5)
     with pytest.raises(ConfigError, match=r"'dry_run' is not offered by the Python API yet"):
         gavel.run("gavel", data=data, model="scene", out="run", dry_run=True)
+    with pytest.raises(ConfigError, match=r"'dry_run_format' is not offered"):
+        gavel.run("gavel", data=data, model="scene", out="run", dry_run_format="json")
+    # Their defaults given explicitly ask for nothing the API lacks.
+    done = gavel.run("gavel", data=data, model="scene", out="run", dry_run=False,
+                     dry_run_format="table", bootstrap=0)  # fmt: skip
+    assert done.counts["total"] == 3
     with pytest.raises(ConfigError, match=r"unknown benchmark 'nope'"):
         gavel.benchmark("nope")
     with pytest.raises(ConfigError, match=r"'mode' is not a setting of gavel generate"):

@@ -19,7 +19,7 @@ from gavel.setting_checks import refuse_given
 __all__ = ["run", "run_with"]
 
 #: ``gavel run`` flags the Python API does not take yet: the dry run that prints the estimate.
-_NOT_OFFERED = ("dry_run", "dry_run_format")
+_NOT_OFFERED = {name: getattr(GenerateSettings, name) for name in ("dry_run", "dry_run_format")}
 #: What the selection of a run is: both steps take the same (``gavel run`` has one of each).
 _SELECTION = ("limit", "sample_id", "shuffle", "seed", "image_root")
 

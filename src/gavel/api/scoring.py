@@ -96,7 +96,7 @@ class Result:
 
 
 #: ``gavel score`` flags the Python API does not take yet (the command line prints them).
-_NOT_OFFERED = ("dry_run", "dry_run_format")
+_NOT_OFFERED = {name: getattr(ScoreSettings, name) for name in ("dry_run", "dry_run_format")}
 
 
 def score(benchmark: str, *, data: str | Path, predictions: str | Path, judge: str | None = None,
