@@ -132,7 +132,7 @@ def score_settings(benchmark: str, **given: Any) -> tuple[ScoreSettings, set[str
     from dataclasses import fields
 
     from gavel.benchmarks.registry import benchmark_names, foreign_option, get_benchmark
-    from gavel.setting_checks import check_choice, check_option
+    from gavel.setting_checks import check_choice
 
     check_choice("--benchmark", benchmark, benchmark_names())
     spec = get_benchmark(benchmark)
@@ -145,7 +145,7 @@ def score_settings(benchmark: str, **given: Any) -> tuple[ScoreSettings, set[str
             raise ConfigError(
                 refusal or f"{name!r} is not a setting of gavel score (its settings: {known})"
             )
-    options = {name: check_option(own[name], value) for name, value in given.items() if name in own}
+    options = {name: value for name, value in given.items() if name in own}  # checked there
     kept = {name: value for name, value in given.items() if name in names}
     chosen = {name for name, value in given.items() if name not in _UNSET or value is not None}
     kept = {name: value for name, value in kept.items() if name in chosen}

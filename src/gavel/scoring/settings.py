@@ -24,6 +24,7 @@ from gavel.setting_checks import (
     as_path,
     as_text,
     check_choice,
+    check_option,
     plain,
     refused,
 )
@@ -35,8 +36,8 @@ class ScoreSettings:
 
     Built, they are checked: a number out of its range (:data:`BOUNDS`), a word not among
     its choices (:data:`CHOICES`) is a :class:`~gavel.errors.ConfigError` naming the flag, in
-    the command line's words. The benchmark's own ``options`` are checked by the benchmark
-    (:func:`check_option`) when the Python API takes them.
+    the command line's words. The benchmark's own ``options`` are checked as their flags
+    (:func:`~gavel.setting_checks.check_option`); a name the benchmark lacks is refused.
     """
 
     #: Gold data: a benchmark's file or folder, Parquet, or ``hf:OWNER/NAME[@REV][:SPLIT]``.
@@ -137,6 +138,7 @@ class ScoreSettings:
                 object.__setattr__(self, name, as_text(flag(name), value))
         if not isinstance(self.options, Mapping):
             raise refused("options", f"{self.options!r} is not a mapping of setting names.")
+        object.__setattr__(self, "options", _own_options(self.benchmark, self.options))
         if self.judge_extra_body is not None:  # a dict as --judge-extra-body takes it
             body = as_json_text("--judge-extra-body", self.judge_extra_body)
             object.__setattr__(self, "judge_extra_body", body)
@@ -158,6 +160,22 @@ class ScoreSettings:
             value = self.options.get(option.setting, option.default)
             resolved[option.flag[2:]] = _entry(value, option.setting in chosen)
         return redact_userinfo(resolved)  # no password of a URL is recorded
+
+
+def _own_options(benchmark: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The benchmark's own score settings, each checked as its flag checks it (None: not
+    given); a name the benchmark does not have is refused, listing those it has."""
+    from gavel.benchmarks.registry import benchmark_names, get_benchmark
+
+    check_choice("--benchmark", benchmark, benchmark_names())
+    own = {option.setting: option for option in get_benchmark(benchmark).options_for("score")}
+    for name in given:
+        if name not in own:
+            known = ", ".join(sorted(own)) or "none"
+            raise refused("options", f"{name!r} is not a score setting of {benchmark} (its "
+                                     f"own settings: {known}).")  # fmt: skip
+    return {name: None if value is None else check_option(own[name], value)
+            for name, value in given.items()}  # fmt: skip
 
 
 def flag(name: str) -> str:
