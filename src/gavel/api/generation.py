@@ -84,18 +84,15 @@ def settings_from(benchmark: str, given: Mapping[str, Any]) -> GenerateSettings:
 
 
 def refuse_unknown(bench: Any, unknown: list[str], own: Mapping[str, Any]) -> None:
-    from gavel.benchmarks.registry import benchmarks
+    """A setting gavel generate does not take, refused naming the benchmark whose option it is
+    (:func:`~gavel.benchmarks.registry.foreign_option`), else listing the settings there are."""
+    from gavel.benchmarks.registry import foreign_option
     from gavel.execution.settings import SETTINGS
 
     for name in unknown:
-        flag = f"--{name.replace('_', '-')}"
-        others = [
-            b.name for b in benchmarks() if any(o.flag == flag for o in b.options_for("generate"))
-        ]
-        if others:
-            raise ConfigError(
-                f"{flag} is a {' and '.join(others)} option; this run's benchmark is {bench.name}"
-            )
+        refusal = foreign_option(f"--{name.replace('_', '-')}", bench, ("generate",))
+        if refusal is not None:
+            raise ConfigError(refusal)
     known = ", ".join(sorted({*SETTINGS, *own} - {"options"}))
     raise ConfigError(f"{unknown[0]!r} is not a setting of gavel generate (its settings: {known})")
 
