@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gavel.cost.report import dry_run_text
 from gavel.errors import ConfigError
 from gavel.execution.generation import SamplesFailed
 from gavel.execution.settings import DTYPES, EXECUTORS, GenerateSettings, bound
@@ -139,14 +140,6 @@ def generate(benchmark: str, *, data: str | Path, model: str, out: str | Path,
 
         sys.stdout.write(dry_run_text([generation.estimate], record, typed.dry_run_format))
     return generation
-
-
-def dry_run_text(estimates: list[Any], configuration: Mapping[str, Any] | None, style: str) -> str:
-    """The ``--dry-run`` report of ``estimates`` (a generation's, a judge's) with the run's
-    resolved configuration, in ``style`` (``table`` or ``json``), as the commands print it."""
-    from gavel.cost.report import build_report, render
-
-    return render(build_report(estimates, dict(configuration) if configuration else None), style)
 
 
 def spent_by(predictions: Path, model: str, price: str | None, batch: bool = False) -> float:

@@ -97,7 +97,9 @@ def _dry_run(generation: GenerateSettings, scoring: ScoreSettings, judge: Any,
             judge_price=scoring.judge_price,
             tokenizer=Path(tokenizer) if tokenizer is not None else None,
         ))  # fmt: skip
-    return pricing.dry_run_report(parts, configuration, generation.dry_run_format)
+    from gavel.cost.report import dry_run_text
+
+    return dry_run_text(parts, configuration, generation.dry_run_format)
 
 
 def run(benchmark: str, *, data: str | Path, model: str, out: str | Path,

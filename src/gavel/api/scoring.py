@@ -193,10 +193,10 @@ def score_dry_run(settings: ScoreSettings, configuration: dict[str, Any] | None 
     """``gavel score --dry-run``: the report of what the judge would be sent and its cost
     (scoring itself is free), with ``configuration`` (as :func:`score_with` records it) when
     given, in ``settings.dry_run_format``; nothing is sent or written."""
+    from gavel.cost.report import dry_run_text
     from gavel.io.formats.inspect_log import reading_epoch
     from gavel.scoring.pricing import (
         counts_requests,
-        dry_run_report,
         judge_estimate,
         nothing_to_send,
         scored_items,
@@ -212,7 +212,7 @@ def score_dry_run(settings: ScoreSettings, configuration: dict[str, Any] | None 
         items = scored_items(plan.spec, plan.data_file, plan.predictions, plan.run)
     part = judge_estimate(judge, items, settings.judge_price,
                           tokenizer=_path(settings.judge_tokenizer))  # fmt: skip
-    return dry_run_report([part], configuration, style)
+    return dry_run_text([part], configuration, style)
 
 
 def _path(value: str | Path | None) -> Path | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +102,12 @@ def build_report(
             )
     report.notes.append("dry run: nothing was sent")
     return report
+
+
+def dry_run_text(parts: list[Estimate], configuration: Mapping[str, Any] | None, style: str) -> str:
+    """The ``--dry-run`` report of ``parts`` (a generation's, a judge's estimate) with the
+    run's resolved configuration, in ``style`` (``table`` or ``json``), as commands print it."""
+    return render(build_report(parts, dict(configuration) if configuration else None), style)
 
 
 def render(report: DryRunReport, style: str = "table") -> str:

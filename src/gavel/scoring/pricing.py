@@ -108,13 +108,6 @@ def planned_judge(judge: Any, generation: Any, *, benchmark: str, data_file: Pat
                           planned_reply=generation.output_per_request)  # fmt: skip
 
 
-def dry_run_report(parts: list[Any], configuration: dict[str, Any] | None, style: str) -> str:
-    """The dry run's report of ``parts`` (estimates) with the run's configuration, as printed."""
-    from gavel.cost.report import build_report, render
-
-    return render(build_report(parts, configuration), style)
-
-
 def nothing_to_send(configuration: dict[str, Any] | None, style: str) -> str:
     """The dry run's report of a scoring without an LLM judge (nothing sent, nothing paid)."""
     from gavel.cost.report import DryRunReport, configuration_section, render
