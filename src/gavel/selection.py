@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from gavel.errors import ConfigError, DataError
+from gavel.errors import ConfigError, DataError, UsageError
 from gavel.io.reading import ID_LIST_BYTES, read_small
 
 #: Unknown ids named in one error at most.
@@ -184,3 +184,14 @@ def sample_ids_from(values: Iterable[str]) -> tuple[str, ...]:
         else:
             ids.append(value)
     return tuple(ids)
+
+
+def make_selection(limit: int | None, sample_ids: Sequence[str], shuffle: bool,
+                   seed: int) -> Selection:  # fmt: skip
+    """The selection a run's settings describe (``--limit``, ``--sample-id`` ids or ``@FILE``,
+    ``--shuffle``); a bad one is a usage error, an unreadable ``@FILE`` a DataError naming it."""
+    ids = sample_ids_from(sample_ids)
+    try:
+        return Selection(limit, ids, shuffle, seed)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None

@@ -94,11 +94,11 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     from gavel.execution.batch_api import batch_request
     from gavel.execution.executor import choose, window_for
     from gavel.execution.model_options import adapter_options
-    from gavel.execution.selection import make_selection
     from gavel.manifest import build_manifest
     from gavel.models.presets import get_preset
     from gavel.runner.cache import default_cache
     from gavel.runner.max_failures import MaxFailures
+    from gavel.selection import make_selection
     from gavel.sources import resolve_data
 
     s = checked(settings)

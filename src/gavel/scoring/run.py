@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gavel.benchmarks.spec import Benchmark, RunSettings
-from gavel.errors import ConfigError, UsageError
+from gavel.errors import UsageError
 from gavel.records import Result, Score
 from gavel.scoring.evaluate import evaluate_run
 from gavel.scoring.settings import ScoreSettings
@@ -43,7 +43,7 @@ def plan_scoring(settings: ScoreSettings) -> ScorePlan:
     """Resolve the data (Parquet and Hub data are materialized once) and settle the run."""
     from gavel.benchmarks.registry import get_benchmark
     from gavel.io.formats.inspect_log import is_inspect_log
-    from gavel.selection import Selection, sample_ids_from
+    from gavel.selection import make_selection
     from gavel.sources import resolve_data
 
     predictions = Path(settings.predictions)
@@ -52,11 +52,7 @@ def plan_scoring(settings: ScoreSettings) -> ScorePlan:
     given_root = Path(settings.image_root) if settings.image_root is not None else None
     data_file, image_root, data_source = resolve_data(settings.benchmark, settings.data, given_root)
     spec = get_benchmark(settings.benchmark)
-    ids = sample_ids_from(settings.sample_id)  # an unreadable @FILE is a DataError naming it
-    try:
-        selection = Selection(settings.limit, ids, settings.shuffle, settings.seed)
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
+    selection = make_selection(settings.limit, settings.sample_id, settings.shuffle, settings.seed)
     values = benchmark_values(spec, settings.options)
     run = RunSettings(values, image_root, settings.bootstrap, settings.seed, selection)
     out = Path(settings.out) if settings.out is not None else None
