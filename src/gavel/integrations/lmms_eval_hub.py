@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import GavelError
+from gavel.sources.layouts import PAIR_SIDES, pair_side
 
 #: The document column holding a question's medium: GAVEL and DetailVerifyBench rows keep
 #: their ``image`` column; a VideoHallucer question gets its side's video.
 MEDIUM = {"gavel": "image", "detailverify": "image", "videohallucer": "video"}
-SIDES = ("basic", "hallucination")
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,6 @@ def hub_rows(benchmark: str, spec: str, source: dict[str, Any] | None) -> HubRow
     return HubRows(hub.repo, hub.revision, source.get("config"), source["split"])
 
 
-def _side(row: dict[str, Any], side: str, name: str) -> Any:
-    nested = row.get(side)
-    return nested.get(name) if isinstance(nested, dict) else row.get(f"{side}_{name}")
-
-
 def row_ids(benchmark: str, rows: Any) -> list[str]:
     """gavel's sample id of each row (VideoHallucer: each row's two question ids), as the
     loaders name the samples of the layout gavel's sources write these rows into."""
@@ -96,7 +91,7 @@ def row_ids(benchmark: str, rows: Any) -> list[str]:
     ids = []
     for row in rows:
         category = str(row["category"])
-        ids += [f"{category}/{seen[category]}/{side}" for side in SIDES]
+        ids += [f"{category}/{seen[category]}/{side}" for side in PAIR_SIDES]
         seen[category] += 1
     return ids
 
@@ -126,7 +121,8 @@ def documents(benchmark: str, dataset: Any, expected: list[str], spec: str) -> A
         rows = [
             dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)
         ]
-        return {"video": [_side(row, side, "video") for row in rows for side in SIDES]}
+        return {"video": [(pair_side(row, side) or {}).get("video") for row in rows
+                          for side in PAIR_SIDES]}  # fmt: skip
 
     media = dataset.map(pairs, batched=True, remove_columns=dataset.column_names)
     return media.add_column("id", ids)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gavel.benchmarks.videohallucer.data import CATEGORIES as VIDEOHALLUCER_CATEGORIES
+from gavel.benchmarks.videohallucer.data import SIDES as PAIR_SIDES
 from gavel.errors import DataError
 from gavel.io.jsonl import parse_json
 from gavel.io.safe_paths import UnsafePath, path_inside, safe_component, safe_relative
@@ -220,8 +221,19 @@ class DetailVerifyLayout:
         self._handle.close()
 
 
-_VH_SIDES = ("basic", "hallucination")
 _VH_FIELDS = ("video", "question", "answer", "explanation")
+
+
+def pair_side(values: dict[str, Any], side: str) -> dict[str, Any] | None:
+    """One question of a VideoHallucer pair row: its struct (``basic: {video, ...}``), or its
+    flat columns (``basic_video``, ...); None when the side is neither (a value of another
+    kind). The layout below and lmms-eval's documents read rows through this."""
+    nested = values.get(side)
+    if isinstance(nested, dict):
+        return nested
+    if nested is not None:
+        return None
+    return {name: values.get(f"{side}_{name}") for name in _VH_FIELDS}
 
 
 class VideoHallucerLayout:
@@ -239,12 +251,10 @@ class VideoHallucerLayout:
         out.mkdir(parents=True, exist_ok=True)
 
     def _side(self, row: Row, side: str) -> dict[str, Any]:
-        nested = row.values.get(side)
-        if isinstance(nested, dict):
-            return nested
-        if nested is not None:
+        found = pair_side(row.values, side)
+        if found is None:
             raise row.fail(side, "expected a struct of video, question and answer")
-        return {name: row.values.get(f"{side}_{name}") for name in _VH_FIELDS}
+        return found
 
     def add(self, row: Row) -> None:
         category = row.values.get("category")
@@ -253,7 +263,7 @@ class VideoHallucerLayout:
                 "category", f"{category!r} is not one of: {', '.join(VIDEOHALLUCER_CATEGORIES)}"
             )
         pair: dict[str, Any] = {}
-        for side in _VH_SIDES:
+        for side in PAIR_SIDES:
             values = self._side(row, side)
             nested = isinstance(row.values.get(side), dict)
             field_name = f"{side}.video" if nested else f"{side}_video"
