@@ -65,14 +65,13 @@ class ModelSettings:
 
     def run_options(self) -> dict[str, Any]:
         """What the runner takes: concurrency, the answer cache (its folder made), progress."""
-        from gavel.runner.cache import default_cache
+        from gavel.runner.defaults import answer_cache_for, concurrency_for
 
-        remote = self.spec.startswith("openai:")
-        cache = None if self.no_cache or not remote else (self.cache or default_cache())
+        cache = answer_cache_for(self.spec, self.cache, self.no_cache)
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
         return {
-            "concurrency": self.concurrency or (16 if remote else 1),
+            "concurrency": concurrency_for(self.spec, self.concurrency),
             "cache": cache,
             "progress": self.progress,
         }

@@ -81,6 +81,7 @@ class BatchApiExecutor:
         from gavel.batch import runner
         from gavel.execution.cache import ready
         from gavel.runner.cache import default_cache
+        from gavel.runner.defaults import REMOTE_CONCURRENCY
 
         s, batch, model, requests, out = (plan.settings, plan.batch, plan.model,
                                           plan.prepared.requests, plan.out)  # fmt: skip
@@ -102,5 +103,5 @@ class BatchApiExecutor:
             return runner.merge_output(model, requests, out, batch.from_output, cache)
         return runner.run_batch(model, requests, out, cache=cache, settings=batch.settings,
                                 progress=not s.no_progress,
-                                online={"concurrency": s.concurrency or 16}, budget=plan.budget,
+                                online={"concurrency": s.concurrency or REMOTE_CONCURRENCY}, budget=plan.budget,
                                 prices=plan.prices)  # fmt: skip

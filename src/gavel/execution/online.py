@@ -15,17 +15,17 @@ class OnlineExecutor:
     def run(self, plan: RunPlan) -> Any:
         from gavel.execution.cache import ready
         from gavel.runner.async_runner import AsyncRunSummary, run_sync
+        from gavel.runner.defaults import concurrency_for
 
         s = plan.settings
         live = AsyncRunSummary(model=plan.model.name)  # a max_cost budget reads its tokens
         requests = plan.prepared.requests
-        remote = str(s.model).startswith("openai:")
         return run_sync(
             plan.model,
             plan.budget.limit(requests, live) if plan.budget else requests,
             plan.out,
             summary=live,
-            concurrency=s.concurrency or (16 if remote else 1),
+            concurrency=concurrency_for(str(s.model), s.concurrency),
             total=plan.prepared.total,
             progress=not s.no_progress,
             cache=ready(plan.cache),

@@ -96,7 +96,7 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     from gavel.execution.model_options import adapter_options
     from gavel.manifest import build_manifest
     from gavel.models.presets import get_preset
-    from gavel.runner.cache import default_cache
+    from gavel.runner.defaults import answer_cache_for, is_remote
     from gavel.runner.max_failures import MaxFailures
     from gavel.selection import make_selection
     from gavel.sources import resolve_data
@@ -107,7 +107,7 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     refuse_ray_settings(s)
     failure_limit = MaxFailures.parse(s.max_failures) if s.max_failures is not None else None
     family = get_preset(s.preset) if s.preset else None
-    remote = spec.startswith("openai:")
+    remote = is_remote(spec)
     bench = get_benchmark(s.benchmark)
     options = adapter_options(s, bench, family)
     data_file, image_root, data_source = resolve_data(s.benchmark, s.data, s.image_root)
@@ -132,7 +132,7 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     selection = make_selection(s.limit, s.sample_id, s.shuffle, s.seed)
     prepared = bench.prepare(data_file, model, RunSettings(values, image_root, seed=s.seed,
                                                            selection=selection))  # fmt: skip
-    cache = None if s.no_cache or not remote else (s.cache or default_cache())
+    cache = answer_cache_for(spec, s.cache, s.no_cache)
     estimate = budget = None
     if s.dry_run:  # nothing is sent, nothing written
         estimate = pricing.generation_estimate(model, s.preset, prepared.requests, out, cache,
