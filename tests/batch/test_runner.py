@@ -201,13 +201,14 @@ def assert_done_once(server, out: Path, cache: Path) -> None:
 def test_killed_while_polling_the_same_command_collects_the_same_batch(
     gavel_main, start, batch_server, tmp_path, api_key
 ):
-    batch_server.duration = 5.0  # long enough to be killed mid-way, even on a busy machine
+    batch_server.hold_at = 0  # the batch waits until the run is killed, however busy the machine
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     start(*command).kill_when(lambda: batch_server.polls >= 3)
     recorded = state_of(out)["parts"][0]
     assert recorded["batch_id"] == "batch_1" and recorded["count"] == SAMPLES
     assert recorded["file_id"] and not recorded.get("finished")
+    batch_server.hold_at = None
     done = gavel_main(*command)
     assert done.code == 0, done.err
     assert "created batch" not in done.err
@@ -285,7 +286,8 @@ def test_killed_while_merging_the_rerun_writes_each_line_once(
 
 
 def test_status_and_cancel_while_a_run_waits(gavel_main, start, batch_server, tmp_path, api_key):
-    batch_server.duration = 12.0
+    batch_server.duration = 1.0
+    batch_server.hold_at = SAMPLES // 2  # some answered; the batch waits for the cancel
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     running = start(*command)
@@ -328,7 +330,7 @@ def test_status_and_cancel_while_a_run_waits(gavel_main, start, batch_server, tm
     assert "batch batch_1 cancelled" in status.out
 
     # The same command again asks the rest in a new batch; every request billed once.
-    batch_server.duration = 0.2
+    batch_server.duration, batch_server.hold_at = 0.2, None
     again = gavel_main(*command)
     assert again.code == 0, again.err
     assert batch_server.created == 2 and len(lines(out)) == SAMPLES
@@ -383,12 +385,13 @@ def test_a_create_whose_reply_is_lost_is_found_not_made_again(
 def test_a_lost_state_file_finds_the_file_and_batch_on_the_server(
     gavel_main, start, batch_server, tmp_path, api_key
 ):
-    batch_server.duration = 3.0
+    batch_server.hold_at = 0  # the batch waits until the run is killed
     batch_server.max_page = 1  # every listing is read page after page
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     other = generate(batch_server, tmp_path, tmp_path / "other.jsonl", "--no-cache")
     start(*command).kill_when(lambda: batch_server.polls >= 1)
+    batch_server.hold_at = None
     assert gavel_main(*other).code == 0  # another run's file and batch, listed before ours
     (out.with_suffix(".batch") / "state.json").unlink()
     listed = batch_server.listed
@@ -567,8 +570,8 @@ def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
     failing, first = first_sent(3, batch_fake.LineFault(status=500, message="overloaded"))
 
     def plan(custom_id, body, before):
-        if before:  # the second round: slow enough to be killed while it runs
-            batch_server.duration = 5.0
+        if before:  # the second round waits until the run is killed
+            batch_server.hold_at = 0
         return first(custom_id, body, before)
 
     batch_server.plan = plan
@@ -576,7 +579,7 @@ def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
     command = generate(batch_server, tmp_path, out)
     start(*command).kill_when(lambda: "batch_2" in batch_server.batches)
     (out.with_suffix(".batch") / "state.json").unlink()
-    batch_server.duration = 0.3
+    batch_server.hold_at = None
     done = gavel_main(*command)
     assert done.code == 0, done.err
     assert "found batch batch_2 created by an earlier run" in done.err
