@@ -148,7 +148,7 @@ def test_an_expired_batch_keeps_its_answers_and_the_rest_is_asked_online(
     batch_server.duration = 1.0
     batch_server.expire_after = 0.5  # about half the lines are done when it expires
     done = gavel_main(*generate(batch_server, tmp_path, tmp_path / "p.jsonl",
-                           "--batch-fallback", "online"))  # fmt: skip
+                                "--batch-fallback", "online"))  # fmt: skip
     assert done.code == 0, done.err
     assert "batch batch_1 expired" in done.err
     written = lines(tmp_path / "p.jsonl")
@@ -545,8 +545,9 @@ def test_batch_commands_send_the_key_only_where_this_call_says(
     assert batch_server.authorizations == [f"Bearer {api_key}"]
 
 
-def test_a_part_name_that_leaves_the_batch_folder_is_refused(gavel, gavel_main, batch_server, tmp_path,
-                                                             api_key):  # fmt: skip
+def test_a_part_name_that_leaves_the_batch_folder_is_refused(
+    gavel, gavel_main, batch_server, tmp_path, api_key
+):
     out = tmp_path / "run" / "p.jsonl"
     command = generate(batch_server, tmp_path, out, "--no-cache")
     assert gavel_main(*command).code == 0
