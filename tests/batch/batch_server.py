@@ -14,7 +14,9 @@ seconds (as it was when the batch was created), finishing its lines evenly over 
 ``batch_expired``, as OpenAI does). :attr:`plan` decides per line (``custom_id``, body, how many
 batches carried that id before) what goes wrong: :class:`LineFault` in the error file, an HTTP
 status in the output file, or another reply text (an invalid one). :attr:`fail_input` makes a
-batch fail as a whole (OpenAI's input validation).
+batch fail as a whole (OpenAI's input validation). :attr:`hold_at` keeps every batch
+``in_progress`` with at most that many lines finished until the test lets it go (or cancels it),
+so a run is killed or cancelled while it waits, on a machine of any speed.
 
 :attr:`upload_delay` and :attr:`create_delay` hold the reply after the file or batch was made,
 so a client killed (or timed out) while waiting leaves the server with something it never heard
@@ -105,6 +107,10 @@ class FakeBatchServer:
 
     def __init__(self, *, duration: float = 0.3):
         self.duration = duration
+        #: While set, no batch has more than this many lines finished, and one with more lines
+        #: stays ``in_progress`` until it is cancelled or this is set back to None: a batch
+        #: that waits for the test however slow the machine is (its clock runs on meanwhile).
+        self.hold_at: int | None = None
         self.expire_after: float | None = None
         self.fail_input: str | None = None
         self.upload_delay = 0.0
@@ -216,19 +222,24 @@ class FakeBatchServer:
             batch["status"] = "failed"
             return
         duration = batch["_duration"]
-        done = min(total, int(total * elapsed / duration)) if duration else total
+        done = self._done_by(batch, elapsed)
         if batch["status"] == "cancelling":
             self._finish(batch, batch.get("_done_at_cancel", done), "cancelled", "batch_cancelled")
             return
         if self.expire_after is not None and elapsed >= self.expire_after:
-            limit = int(total * self.expire_after / duration) if duration else total
-            self._finish(batch, min(limit, total), "expired", "batch_expired")
+            self._finish(batch, self._done_by(batch, self.expire_after), "expired", "batch_expired")
             return
         batch["status"] = "in_progress"
         failed = sum(1 for p in batch["_plans"][:done] if p and p.error_code)
         batch["request_counts"].update(completed=done - failed, failed=failed)
         if done >= total and elapsed >= duration:
             self._finish(batch, total, "completed", None)
+
+    def _done_by(self, batch: dict[str, Any], elapsed: float) -> int:
+        """How many of a batch's lines are finished ``elapsed`` seconds after its creation."""
+        total, duration = len(batch["_lines"]), batch["_duration"]
+        done = min(total, int(total * elapsed / duration)) if duration else total
+        return done if self.hold_at is None else min(done, self.hold_at)
 
     def _finish(self, batch: dict[str, Any], done: int, status: str, rest_code: str | None):
         output, errors = [], []
@@ -432,10 +443,8 @@ class FakeBatchServer:
                             return self._missing()
                         server._advance(batch)
                         if batch["status"] in ("validating", "in_progress"):
-                            total = len(batch["_lines"])
                             elapsed = time.monotonic() - batch["_started"]
-                            duration = batch["_duration"] or 1e-9
-                            batch["_done_at_cancel"] = min(total, int(total * elapsed / duration))
+                            batch["_done_at_cancel"] = server._done_by(batch, elapsed)
                             batch["status"] = "cancelling"
                         self._send(200, server.public(batch))
                 elif path == "/chat/completions":

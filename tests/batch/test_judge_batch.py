@@ -108,45 +108,50 @@ def test_a_judge_that_only_copies_the_prompt_ends_in_judge_errors(
 
 
 def test_score_with_judge_batch_writes_results_and_batch_status_lists_it(
-    gavel, batch_server, tmp_path, api_key
+    gavel_main, batch_server, tmp_path, api_key
 ):
     batch_server.reply = lambda body: '{"score": 4, "reason": "checked"}'
     photos = example_dir("photos")
     run = tmp_path / "run"
-    done = gavel("score", "--data", photos / "gavel.jsonl",
-                 "--predictions", photos / "predictions" / "gemini.jsonl",
-                 "--out", run / "results.json", "--bootstrap", "0",
-                 "--judge", "openai:judge-model", "--judge-base-url", batch_server.url,
-                 "--judge-api-key-env", "GAVEL_TEST_KEY", "--judge-cache", tmp_path / "c.sqlite",
-                 "--judge-batch", "--judge-batch-poll", "0.05")  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = gavel_main("score", "--data", photos / "gavel.jsonl",
+                      "--predictions", photos / "predictions" / "gemini.jsonl",
+                      "--out", run / "results.json", "--bootstrap", "0",
+                      "--judge", "openai:judge-model", "--judge-base-url", batch_server.url,
+                      "--judge-api-key-env", "GAVEL_TEST_KEY",
+                      "--judge-cache", tmp_path / "c.sqlite",
+                      "--judge-batch", "--judge-batch-poll", "0.05")  # fmt: skip
+    assert done.code == 0, done.err
     result = json.loads((run / "results.json").read_text())
     asked = len(batch_server.sent)
     assert asked > 0 and batch_server.created == 1 and batch_server.online == 0
     assert result["metrics"]["explanation"]["judge"]["usage"]["answered"] == asked
-    status = gavel("batch", "status", run)
-    assert status.returncode == 0, status.stderr
-    assert "results.judge.batch (judge, judge-model" in status.stdout
-    assert f"batch batch_1 completed; merged: {asked} answered, 0 to ask again" in status.stdout
+    status = gavel_main("batch", "status", run)
+    assert status.code == 0, status.err
+    assert "results.judge.batch (judge, judge-model" in status.out
+    assert f"batch batch_1 completed; merged: {asked} answered, 0 to ask again" in status.out
 
 
-def test_judge_batch_flags_are_checked_before_any_work(gavel, tmp_path):
+def test_judge_batch_flags_are_checked_before_any_work(gavel_main, tmp_path):
     photos = example_dir("photos")
     common = ["score", "--data", photos / "gavel.jsonl", "--predictions",
               photos / "predictions" / "gemini.jsonl"]  # fmt: skip
-    no_out = gavel(*common, "--judge", "openai:j", "--judge-batch")
-    assert no_out.returncode == 2 and "--judge-batch needs --out" in no_out.stderr
-    offline = gavel(*common, "--out", tmp_path / "r.json", "--judge", "offline", "--judge-batch")
-    assert offline.returncode == 2 and "needs an LLM judge" in offline.stderr
-    alone = gavel(*common, "--judge-batch-poll", "1")
-    assert alone.returncode == 2 and "--judge-batch-poll: only with --judge-batch" in alone.stderr
-    run = gavel("run", "--data", photos / "gavel.jsonl", "--model", "scene",
-                "--out", tmp_path / "run", "--judge-batch")  # fmt: skip
-    assert run.returncode == 2 and "needs an LLM judge" in run.stderr
+    no_out = gavel_main(*common, "--judge", "openai:j", "--judge-batch")
+    assert no_out.code == 2 and "--judge-batch needs --out" in no_out.err
+    offline = gavel_main(
+        *common, "--out", tmp_path / "r.json", "--judge", "offline", "--judge-batch"
+    )
+    assert offline.code == 2 and "needs an LLM judge" in offline.err
+    alone = gavel_main(*common, "--judge-batch-poll", "1")
+    assert alone.code == 2 and "--judge-batch-poll: only with --judge-batch" in alone.err
+    run = gavel_main("run", "--data", photos / "gavel.jsonl", "--model", "scene",
+                     "--out", tmp_path / "run", "--judge-batch")  # fmt: skip
+    assert run.code == 2 and "needs an LLM judge" in run.err
     assert not (tmp_path / "run" / "predictions.jsonl").exists()  # before the model was asked
 
 
-def test_run_sends_the_model_and_the_judge_as_batches(gavel, batch_server, batch_fake, tmp_path):
+def test_run_sends_the_model_and_the_judge_as_batches(
+    gavel_main, batch_server, batch_fake, tmp_path
+):
     def reply(body):
         if body["messages"][0]["role"] == "system":  # the judge's protocol has a system message
             return '{"score": 3, "reason": "fine"}'
@@ -155,22 +160,22 @@ def test_run_sends_the_model_and_the_judge_as_batches(gavel, batch_server, batch
     batch_server.reply = reply
     photos = example_dir("photos")
     run = tmp_path / "run"
-    done = gavel("run", "--data", photos / "gavel.jsonl", "--model", "openai:m",
-                 "--base-url", batch_server.url, "--cache", tmp_path / "c.sqlite", "--no-progress",
-                 "--batch", "--batch-poll", "0.05", "--bootstrap", "0",
-                 "--judge", "openai:j", "--judge-base-url", batch_server.url,
-                 "--judge-cache", tmp_path / "c.sqlite", "--judge-batch",
-                 "--judge-batch-poll", "0.05", "--out", run)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = gavel_main("run", "--data", photos / "gavel.jsonl", "--model", "openai:m",
+                      "--base-url", batch_server.url, "--cache", tmp_path / "c.sqlite",
+                      "--no-progress", "--batch", "--batch-poll", "0.05", "--bootstrap", "0",
+                      "--judge", "openai:j", "--judge-base-url", batch_server.url,
+                      "--judge-cache", tmp_path / "c.sqlite", "--judge-batch",
+                      "--judge-batch-poll", "0.05", "--out", run)  # fmt: skip
+    assert done.code == 0, done.err
     samples = len((photos / "gavel.jsonl").read_text().splitlines())
     assert batch_server.created == 2 and batch_server.online == 0
     assert len(batch_server.sent) == 2 * samples  # every sample once to the model, once judged
     assert len((run / "predictions.jsonl").read_text().splitlines()) == samples
     result = json.loads((run / "results.json").read_text())
     assert result["metrics"]["explanation"]["judge"]["usage"]["answered"] == samples
-    status = gavel("batch", "status", run)
-    assert "predictions.batch (generate, m" in status.stdout
-    assert "results.judge.batch (judge, j" in status.stdout
+    status = gavel_main("batch", "status", run)
+    assert "predictions.batch (generate, m" in status.out
+    assert "results.judge.batch (judge, j" in status.out
 
 
 def test_a_judge_server_that_refuses_the_upload_stops_the_judge_not_the_scoring(
@@ -184,7 +189,7 @@ def test_a_judge_server_that_refuses_the_upload_stops_the_judge_not_the_scoring(
                  "--out", run / "results.json", "--bootstrap", "0",
                  "--judge", "openai:j", "--judge-base-url", batch_server.url,
                  "--no-judge-cache", "--judge-batch", "--judge-batch-poll", "0.05")  # fmt: skip
-    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr  # a process's real stderr
     assert "the judge did not finish" in done.stderr and "uploading" in done.stderr
     result = json.loads((run / "results.json").read_text())  # every other metric is written
     assert result["metrics"]["grounding"] and result["counts"]["judge_error"] > 0
@@ -202,7 +207,7 @@ def test_a_judge_batch_whose_create_reply_is_lost_is_found_not_made_again(
     assert batch_server.batches["batch_1"]["metadata"]["gavel_output"] == "batch.judge.jsonl"
 
 
-def test_judge_batch_keeps_to_the_budget(gavel, batch_server, tmp_path, api_key):
+def test_judge_batch_keeps_to_the_budget(gavel, gavel_main, batch_server, tmp_path, api_key):
     batch_server.reply = lambda body: '{"score": 4, "reason": "checked"}'
     photos = example_dir("photos")
     run = tmp_path / "run"
@@ -213,17 +218,17 @@ def test_judge_batch_keeps_to_the_budget(gavel, batch_server, tmp_path, api_key)
                "--judge-api-key-env", "GAVEL_TEST_KEY", "--no-judge-cache",
                "--judge-price", "1000,1000", "--judge-batch", "--judge-batch-poll", "0.05",
                "--judge-batch-rounds", "20", "--judge-max-tokens", "16"]  # fmt: skip
-    dry = gavel(*command, "--dry-run", "--dry-run-format", "json")
-    assert dry.returncode == 0, dry.stderr
-    rows = json.loads(dry.stdout)["sections"][0]["rows"]
+    dry = gavel_main(*command, "--dry-run", "--dry-run-format", "json")
+    assert dry.code == 0, dry.err
+    rows = json.loads(dry.out)["sections"][0]["rows"]
     bound = next(r["value"] for r in rows if r["name"] == "cost (USD)")
     asked = next(r["value"] for r in rows if r["name"] == "to send")
     budget = bound / 2  # about half the requests
-    stopped = gavel(*command, "--max-cost", f"{budget:.4f}")
+    stopped = gavel(*command, "--max-cost", f"{budget:.4f}")  # a process: no traceback
     assert stopped.returncode == 2 and "Traceback" not in stopped.stderr
     assert "the judge did not finish: stopped: the judge judge-model spent $" in stopped.stderr
     billed = sum(batch_server.billed_tokens.values()) / 1000
     assert 0 < billed <= budget and 0 < len(batch_server.billed) < asked
-    done = gavel(*command, "--max-cost", f"{2 * bound:.4f}")
-    assert done.returncode == 0, done.stderr
+    done = gavel_main(*command, "--max-cost", f"{2 * bound:.4f}")
+    assert done.code == 0, done.err
     assert len(batch_server.billed) == asked and set(batch_server.billed.values()) == {1}

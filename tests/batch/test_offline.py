@@ -38,15 +38,17 @@ def run_batch_as_vllm_does(requests: Path, output: Path, batch_fake, refuse: int
     output.write_text("\n".join(written) + "\n")
 
 
-def test_requests_file_through_vllm_run_batch_and_back(gavel, batch_fake, batch_server, tmp_path):
+def test_requests_file_through_vllm_run_batch_and_back(
+    gavel_main, batch_fake, batch_server, tmp_path
+):
     out, requests, output = tmp_path / "p.jsonl", tmp_path / "requests.jsonl", tmp_path / "o.jsonl"
     common = ["generate", "--data", DATA, "--model", "openai:Qwen/Qwen3-VL-8B-Instruct",
               "--preset", "gpt", "--cache", tmp_path / "cache.sqlite", "--out", out]  # fmt: skip
-    wrote = gavel(*common, "--batch-requests-only", requests)
-    assert wrote.returncode == 0, wrote.stderr
-    assert f"wrote {SAMPLES} requests to {requests} (nothing sent)" in wrote.stderr
+    wrote = gavel_main(*common, "--batch-requests-only", requests)
+    assert wrote.code == 0, wrote.err
+    assert f"wrote {SAMPLES} requests to {requests} (nothing sent)" in wrote.err
     assert f"vllm run-batch -i {requests} -o OUTPUT.jsonl --model Qwen/Qwen3-VL-8B-Instruct" in (
-        wrote.stderr.replace("\n", " ")
+        wrote.err.replace("\n", " ")
     )
     assert not out.exists()
     sent = lines(requests)
@@ -56,9 +58,9 @@ def test_requests_file_through_vllm_run_batch_and_back(gavel, batch_fake, batch_
     assert all(r["body"]["messages"][0]["content"][0]["type"] == "image_url" for r in sent)
 
     run_batch_as_vllm_does(requests, output, batch_fake, refuse=1, skip=1)
-    merged = gavel(*common, "--from-batch-output", output)
-    assert merged.returncode == 2, merged.stderr  # a sample failed: written, and said so
-    assert "1 not in the output file" in merged.stderr
+    merged = gavel_main(*common, "--from-batch-output", output)
+    assert merged.code == 2, merged.err  # a sample failed: written, and said so
+    assert "1 not in the output file" in merged.err
     written = lines(out)
     assert len(written) == SAMPLES - 1
     errors = [r for r in written if r.get("error")]
@@ -73,10 +75,10 @@ def test_requests_file_through_vllm_run_batch_and_back(gavel, batch_fake, batch_
         assert db.execute("SELECT COUNT(*) FROM answers").fetchone()[0] == SAMPLES - 2
 
     # The same answers as an online run of the model against a server (the loopback one).
-    online = gavel("generate", "--data", DATA, "--model", "openai:Qwen/Qwen3-VL-8B-Instruct",
-                   "--preset", "gpt", "--no-cache", "--base-url", batch_server.url,
-                   "--out", tmp_path / "online.jsonl")  # fmt: skip
-    assert online.returncode == 0, online.stderr
+    online = gavel_main("generate", "--data", DATA, "--model", "openai:Qwen/Qwen3-VL-8B-Instruct",
+                        "--preset", "gpt", "--no-cache", "--base-url", batch_server.url,
+                        "--out", tmp_path / "online.jsonl")  # fmt: skip
+    assert online.code == 0, online.err
     by_id = {r["id"]: r for r in lines(tmp_path / "online.jsonl")}
     for line in answered:
         for field in ("response", "sent_size", "prompt_tokens", "completion_tokens"):
@@ -86,16 +88,16 @@ def test_requests_file_through_vllm_run_batch_and_back(gavel, batch_fake, batch_
     assert sorted(json.dumps(r["body"], sort_keys=True) for r in sent) == online_bodies
 
     # Again: only the refused and the missing request are written out.
-    again = gavel(*common, "--batch-requests-only", tmp_path / "rest.jsonl")
-    assert again.returncode == 0, again.stderr
+    again = gavel_main(*common, "--batch-requests-only", tmp_path / "rest.jsonl")
+    assert again.code == 0, again.err
     assert len(lines(tmp_path / "rest.jsonl")) == 2
 
 
-def test_one_bad_line_costs_one_sample(gavel, batch_fake, tmp_path):
+def test_one_bad_line_costs_one_sample(gavel, gavel_main, batch_fake, tmp_path):
     out, requests, output = tmp_path / "p.jsonl", tmp_path / "requests.jsonl", tmp_path / "o.jsonl"
     common = ["generate", "--data", DATA, "--model", "openai:m", "--preset", "gpt",
               "--no-cache", "--out", out]  # fmt: skip
-    assert gavel(*common, "--batch-requests-only", requests).returncode == 0
+    assert gavel_main(*common, "--batch-requests-only", requests).code == 0
     run_batch_as_vllm_does(requests, output, batch_fake, refuse=0, skip=0)
     rows = output.read_bytes().splitlines()
     ids = [json.loads(row)["custom_id"] for row in rows]
@@ -115,7 +117,7 @@ def test_one_bad_line_costs_one_sample(gavel, batch_fake, tmp_path):
     cut_last = json.loads(b"".join(requests.read_bytes().splitlines()[-1:]))["custom_id"]
     assert cut_last == ids[-1]
 
-    done = gavel(*common, "--from-batch-output", output)
+    done = gavel(*common, "--from-batch-output", output)  # a process: no traceback
     assert done.returncode == 2, done.stderr  # some samples failed: their error lines stand
     assert "Traceback" not in done.stderr
     total = len(rows)
@@ -137,15 +139,15 @@ def test_one_bad_line_costs_one_sample(gavel, batch_fake, tmp_path):
     assert first in {r["response"] for r in answered}
     assert "a second opinion" not in {r["response"] for r in answered}
     # The next requests file holds exactly the samples without an answer.
-    again = gavel(*common, "--batch-requests-only", tmp_path / "rest.jsonl")
-    assert again.returncode == 0, again.stderr
+    again = gavel_main(*common, "--batch-requests-only", tmp_path / "rest.jsonl")
+    assert again.code == 0, again.err
     assert len(lines(tmp_path / "rest.jsonl")) == 4
 
-    missing = gavel(*common, "--from-batch-output", tmp_path / "nothing.jsonl")
-    assert missing.returncode != 0 and "no such batch output file" in missing.stderr
+    missing = gavel_main(*common, "--from-batch-output", tmp_path / "nothing.jsonl")
+    assert missing.code != 0 and "no such batch output file" in missing.err
 
 
-def test_batch_flags_that_cannot_apply_are_refused_by_name(gavel, tmp_path):
+def test_batch_flags_that_cannot_apply_are_refused_by_name(gavel_main, tmp_path):
     base = ["generate", "--data", DATA, "--out", tmp_path / "p.jsonl"]
     cases = [
         (["--model", "scene", "--batch"], "--batch applies to openai: models only"),
@@ -157,7 +159,7 @@ def test_batch_flags_that_cannot_apply_are_refused_by_name(gavel, tmp_path):
           "http://127.0.0.1:8/v1"], "--batch sends to one server: give one --base-url"),
     ]  # fmt: skip
     for extra, message in cases:
-        done = gavel(*base, *extra)
-        assert done.returncode == 2, (extra, done.stderr)
-        assert message in done.stderr, (extra, done.stderr)
+        done = gavel_main(*base, *extra)
+        assert done.code == 2, (extra, done.err)
+        assert message in done.err, (extra, done.err)
     assert not (tmp_path / "p.jsonl").exists()

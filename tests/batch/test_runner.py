@@ -39,10 +39,10 @@ def generate(server, tmp_path, out, *extra, batch=True):
             *(["--batch", "--batch-poll", "0.05"] if batch else []), *extra]  # fmt: skip
 
 
-def test_a_batch_run_writes_what_an_online_run_writes(gavel, batch_server, tmp_path, api_key):
-    done = gavel(*generate(batch_server, tmp_path, tmp_path / "batch.jsonl"))
-    assert done.returncode == 0, done.stderr
-    assert "created batch batch_1" in done.stderr
+def test_a_batch_run_writes_what_an_online_run_writes(gavel_main, batch_server, tmp_path, api_key):
+    done = gavel_main(*generate(batch_server, tmp_path, tmp_path / "batch.jsonl"))
+    assert done.code == 0, done.err
+    assert "created batch batch_1" in done.err
     assert batch_server.created == 1 and batch_server.online == 0
     assert set(batch_server.sent.values()) == {1} and len(batch_server.sent) == SAMPLES
     batch_lines = lines(tmp_path / "batch.jsonl")
@@ -51,7 +51,7 @@ def test_a_batch_run_writes_what_an_online_run_writes(gavel, batch_server, tmp_p
 
     # The same command online, against the same server's chat route, without the cache.
     online = generate(batch_server, tmp_path, tmp_path / "online.jsonl", "--no-cache", batch=False)
-    assert gavel(*online).returncode == 0
+    assert gavel_main(*online).code == 0
     assert batch_server.online == SAMPLES
     as_rows = lambda rows: sorted(tuple(json.dumps(r.get(k)) for k in SAME) for r in rows)  # noqa: E731
     assert as_rows(batch_lines) == as_rows(lines(tmp_path / "online.jsonl"))
@@ -69,14 +69,14 @@ def test_a_batch_run_writes_what_an_online_run_writes(gavel, batch_server, tmp_p
     assert all(api_key not in p.read_text() for p in folder.iterdir())
 
     # Into a new file: every answer comes from the cache, nothing is created.
-    again = gavel(*generate(batch_server, tmp_path, tmp_path / "again.jsonl"))
-    assert again.returncode == 0, again.stderr
+    again = gavel_main(*generate(batch_server, tmp_path, tmp_path / "again.jsonl"))
+    assert again.code == 0, again.err
     assert batch_server.created == 1 and len(lines(tmp_path / "again.jsonl")) == SAMPLES
-    assert f"({SAMPLES} from the cache)" in again.stderr
+    assert f"({SAMPLES} from the cache)" in again.err
 
 
 def test_failed_and_invalid_lines_are_asked_in_a_next_round(
-    gavel, batch_server, batch_fake, tmp_path, api_key
+    gavel_main, batch_server, batch_fake, tmp_path, api_key
 ):
     chosen: dict[str, str] = {}
 
@@ -94,8 +94,8 @@ def test_failed_and_invalid_lines_are_asked_in_a_next_round(
         return None
 
     batch_server.plan = plan
-    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
-    assert done.returncode == 0, done.stderr
+    done = gavel_main(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
+    assert done.code == 0, done.err
     failing = {key for key, kind in chosen.items() if kind is not None}
     assert batch_server.created == 2
     assert {key for key, n in batch_server.sent.items() if n == 2} == failing
@@ -103,14 +103,14 @@ def test_failed_and_invalid_lines_are_asked_in_a_next_round(
     written = lines(tmp_path / "p.jsonl")
     assert len(written) == SAMPLES and len({r["id"] for r in written}) == SAMPLES
     assert all(r.get("error") is None for r in written)
-    assert f"0 answered, {len(failing)} to ask again" not in done.stderr
-    assert f"{len(failing)} to ask again" in done.stderr
-    assert f"{len(failing)} re-asked" in done.stderr
+    assert f"0 answered, {len(failing)} to ask again" not in done.err
+    assert f"{len(failing)} to ask again" in done.err
+    assert f"{len(failing)} re-asked" in done.err
     assert cached(tmp_path / "cache.sqlite") == SAMPLES
 
 
 def test_requests_failing_every_round_become_error_lines_and_a_rerun_asks_them(
-    gavel, batch_server, batch_fake, tmp_path, api_key
+    gavel_main, batch_server, batch_fake, tmp_path, api_key
 ):
     doomed: set[str] = set()
 
@@ -122,8 +122,10 @@ def test_requests_failing_every_round_become_error_lines_and_a_rerun_asks_them(
         return None
 
     batch_server.plan = plan
-    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "2"))
-    assert done.returncode == 2, done.stderr  # samples failed: written, and said so
+    done = gavel_main(
+        *generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "2")
+    )
+    assert done.code == 2, done.err  # samples failed: written, and said so
     written = lines(tmp_path / "p.jsonl")
     errors = [r for r in written if r.get("error")]
     assert len(written) == SAMPLES and len(errors) == len(doomed)
@@ -132,8 +134,8 @@ def test_requests_failing_every_round_become_error_lines_and_a_rerun_asks_them(
     assert batch_server.created == 2 and all(batch_server.sent[k] == 2 for k in doomed)
 
     batch_server.plan = None  # fixed: the same command asks only the failed ones again
-    again = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
-    assert again.returncode == 0, again.stderr
+    again = gavel_main(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
+    assert again.code == 0, again.err
     written = lines(tmp_path / "p.jsonl")
     assert len(written) == SAMPLES and not any(r.get("error") for r in written)
     assert batch_server.created == 3 and all(batch_server.sent[k] == 3 for k in doomed)
@@ -141,46 +143,48 @@ def test_requests_failing_every_round_become_error_lines_and_a_rerun_asks_them(
 
 
 def test_an_expired_batch_keeps_its_answers_and_the_rest_is_asked_online(
-    gavel, batch_server, tmp_path, api_key
+    gavel_main, batch_server, tmp_path, api_key
 ):
     batch_server.duration = 1.0
     batch_server.expire_after = 0.5  # about half the lines are done when it expires
-    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl",
-                           "--batch-fallback", "online"))  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "batch batch_1 expired" in done.stderr
+    done = gavel_main(*generate(batch_server, tmp_path, tmp_path / "p.jsonl",
+                                "--batch-fallback", "online"))  # fmt: skip
+    assert done.code == 0, done.err
+    assert "batch batch_1 expired" in done.err
     written = lines(tmp_path / "p.jsonl")
     assert len(written) == SAMPLES and len({r["id"] for r in written}) == SAMPLES
     assert batch_server.created == 1
     assert 0 < batch_server.online < SAMPLES
-    assert f"{batch_server.online} asked online" in done.stderr
+    assert f"{batch_server.online} asked online" in done.err
     assert cached(tmp_path / "cache.sqlite") == SAMPLES
 
 
 def test_an_output_file_still_being_written_is_fetched_again_not_asked_again(
-    gavel, batch_server, tmp_path, api_key
+    gavel_main, batch_server, tmp_path, api_key
 ):
     batch_server.partial_downloads = 2  # half of its lines, twice, then all of them
     out = tmp_path / "p.jsonl"
-    done = gavel(*generate(batch_server, tmp_path, out))
-    assert done.returncode == 0, done.stderr
-    assert "still being written" in done.stderr
+    done = gavel_main(*generate(batch_server, tmp_path, out))
+    assert done.code == 0, done.err
+    assert "still being written" in done.err
     assert batch_server.created == 1 and batch_server.downloads == 3
     assert_billed_once(batch_server)
     assert len(lines(out)) == SAMPLES and not any(r.get("error") for r in lines(out))
 
 
-def test_a_batch_that_fails_as_a_whole_is_asked_again(gavel, batch_server, tmp_path, api_key):
+def test_a_batch_that_fails_as_a_whole_is_asked_again(gavel_main, batch_server, tmp_path, api_key):
     batch_server.fail_input = "The input file is not valid JSONL."
-    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "1"))
-    assert done.returncode == 2  # nothing answered: the run fails, as an online one would
-    assert "no request was answered" in done.stderr
+    done = gavel_main(
+        *generate(batch_server, tmp_path, tmp_path / "p.jsonl", "--batch-rounds", "1")
+    )
+    assert done.code == 2  # nothing answered: the run fails, as an online one would
+    assert "no request was answered" in done.err
     written = lines(tmp_path / "p.jsonl")
     assert len(written) == SAMPLES
     assert all("The input file is not valid JSONL." in r.get("error") for r in written)
     batch_server.fail_input = None
-    again = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
-    assert again.returncode == 0, again.stderr
+    again = gavel_main(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
+    assert again.code == 0, again.err
     assert not any(r.get("error") for r in lines(tmp_path / "p.jsonl"))
     assert batch_server.created == 2
 
@@ -195,23 +199,24 @@ def assert_done_once(server, out: Path, cache: Path) -> None:
 
 
 def test_killed_while_polling_the_same_command_collects_the_same_batch(
-    gavel, start, batch_server, tmp_path, api_key
+    gavel_main, start, batch_server, tmp_path, api_key
 ):
-    batch_server.duration = 5.0  # long enough to be killed mid-way, even on a busy machine
+    batch_server.hold_at = 0  # the batch waits until the run is killed, however busy the machine
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     start(*command).kill_when(lambda: batch_server.polls >= 3)
     recorded = state_of(out)["parts"][0]
     assert recorded["batch_id"] == "batch_1" and recorded["count"] == SAMPLES
     assert recorded["file_id"] and not recorded.get("finished")
-    done = gavel(*command)
-    assert done.returncode == 0, done.stderr
-    assert "created batch" not in done.stderr
+    batch_server.hold_at = None
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "created batch" not in done.err
     assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
 
 
 def test_killed_after_the_batch_was_created_but_before_its_id_came_back(
-    gavel, start, batch_server, tmp_path, api_key
+    gavel_main, start, batch_server, tmp_path, api_key
 ):
     batch_server.create_delay = 30.0
     out = tmp_path / "p.jsonl"
@@ -220,14 +225,14 @@ def test_killed_after_the_batch_was_created_but_before_its_id_came_back(
     recorded = state_of(out)["parts"][0]
     assert recorded["creating"] and "batch_id" not in recorded
     batch_server.create_delay = 0.0
-    done = gavel(*command)
-    assert done.returncode == 0, done.stderr
-    assert "found batch batch_1 created by an earlier run" in done.stderr
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "found batch batch_1 created by an earlier run" in done.err
     assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
 
 
 def test_killed_after_the_upload_but_before_its_id_came_back(
-    gavel, start, batch_server, tmp_path, api_key
+    gavel_main, start, batch_server, tmp_path, api_key
 ):
     batch_server.upload_delay = 30.0
     out = tmp_path / "p.jsonl"
@@ -235,32 +240,34 @@ def test_killed_after_the_upload_but_before_its_id_came_back(
     start(*command).kill_when(lambda: batch_server.uploads == 1)
     assert "file_id" not in state_of(out)["parts"][0]
     batch_server.upload_delay = 0.0
-    done = gavel(*command)
-    assert done.returncode == 0, done.stderr
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
     assert batch_server.uploads == 1  # the file already there was taken, not sent again
     assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
 
 
-def test_an_upload_that_failed_is_made_by_the_next_run(gavel, batch_server, tmp_path, api_key):
+def test_an_upload_that_failed_is_made_by_the_next_run(
+    gavel, gavel_main, batch_server, tmp_path, api_key
+):
     batch_server.refuse_uploads = True
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
-    failed = gavel(*command)
+    failed = gavel(*command)  # a process: no traceback on its real stderr
     assert failed.returncode != 0 and "uploading" in failed.stderr
     assert "Traceback" not in failed.stderr
     assert not out.exists() or not lines(out)
     batch_server.refuse_uploads = False
-    done = gavel(*command)
-    assert done.returncode == 0, done.stderr
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
     assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
 
 
 def test_killed_while_merging_the_rerun_writes_each_line_once(
-    gavel, batch_server, tmp_path, api_key
+    gavel_main, batch_server, tmp_path, api_key
 ):
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out, "--no-cache")  # merged from the output file
-    assert gavel(*command).returncode == 0
+    assert gavel_main(*command).code == 0
     # What a kill in the middle of the merge leaves: the batch downloaded but not marked
     # merged, some lines written and the last one cut short.
     state_file = out.with_suffix(".batch") / "state.json"
@@ -269,17 +276,18 @@ def test_killed_while_merging_the_rerun_writes_each_line_once(
     state_file.write_text(json.dumps(state))
     text = out.read_bytes().splitlines(keepends=True)
     out.write_bytes(b"".join(text[:5]) + text[5][:20])
-    done = gavel(*command)
-    assert done.returncode == 0, done.stderr
-    assert f"{SAMPLES - 5} answered, 5 already there" in done.stderr
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert f"{SAMPLES - 5} answered, 5 already there" in done.err
     written = lines(out)
     assert len(written) == SAMPLES and len({r["id"] for r in written}) == SAMPLES
     assert batch_server.created == 1 and set(batch_server.sent.values()) == {1}
     assert batch_server.online == 0
 
 
-def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_path, api_key):
-    batch_server.duration = 12.0
+def test_status_and_cancel_while_a_run_waits(gavel_main, start, batch_server, tmp_path, api_key):
+    batch_server.duration = 1.0
+    batch_server.hold_at = SAMPLES // 2  # some answered; the batch waits for the cancel
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     running = start(*command)
@@ -295,15 +303,15 @@ def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_pat
         while done_so_far() < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         # No manifest yet: the state file alone does not say where the key may go.
-        refused = gavel("batch", "status", out)
-        assert refused.returncode == 2 and "a state file alone never chooses" in refused.stderr
+        refused = gavel_main("batch", "status", out)
+        assert refused.code == 2 and "a state file alone never chooses" in refused.err
         server = ["--base-url", batch_server.url, "--api-key-env", "GAVEL_TEST_KEY"]
-        status = gavel("batch", "status", out, *server)
-        assert status.returncode == 0, status.stderr
-        assert "batch batch_1 in_progress" in status.stdout and f"of {SAMPLES}" in status.stdout
-        cancel = gavel("batch", "cancel", tmp_path / "p.jsonl", *server)
-        assert cancel.returncode == 0, cancel.stderr
-        assert "batch batch_1: cancelling" in cancel.stdout
+        status = gavel_main("batch", "status", out, *server)
+        assert status.code == 0, status.err
+        assert "batch batch_1 in_progress" in status.out and f"of {SAMPLES}" in status.out
+        cancel = gavel_main("batch", "cancel", tmp_path / "p.jsonl", *server)
+        assert cancel.code == 0, cancel.err
+        assert "batch batch_1: cancelling" in cancel.out
         _, err = running.process.communicate(timeout=60)
     finally:
         if running.process.poll() is None:
@@ -318,32 +326,32 @@ def test_status_and_cancel_while_a_run_waits(gavel, start, batch_server, tmp_pat
     assert 0 < len(written) == first["answered"] < SAMPLES
     assert not any(r.get("error") for r in written)
     assert sum(batch_server.billed.values()) == len(written)
-    status = gavel("batch", "status", tmp_path)  # the folder: every batch recorded in it
-    assert "batch batch_1 cancelled" in status.stdout
+    status = gavel_main("batch", "status", tmp_path)  # the folder: every batch recorded in it
+    assert "batch batch_1 cancelled" in status.out
 
     # The same command again asks the rest in a new batch; every request billed once.
-    batch_server.duration = 0.2
-    again = gavel(*command)
-    assert again.returncode == 0, again.stderr
+    batch_server.duration, batch_server.hold_at = 0.2, None
+    again = gavel_main(*command)
+    assert again.code == 0, again.err
     assert batch_server.created == 2 and len(lines(out)) == SAMPLES
     assert set(batch_server.billed.values()) == {1} and len(batch_server.billed) == SAMPLES
 
 
 def test_a_batch_whose_requests_were_answered_online_is_not_waited_for(
-    gavel, start, batch_server, tmp_path, api_key
+    gavel_main, start, batch_server, tmp_path, api_key
 ):
     batch_server.duration = 60.0
     out = tmp_path / "p.jsonl"
     start(*generate(batch_server, tmp_path, out)).kill_when(lambda: batch_server.polls >= 1)
-    online = gavel(*generate(batch_server, tmp_path, out, batch=False))  # the user gave up
-    assert online.returncode == 0, online.stderr
-    done = gavel(*generate(batch_server, tmp_path, out))
-    assert done.returncode == 0, done.stderr
-    assert "batch batch_1 is no longer needed" in done.stderr
+    online = gavel_main(*generate(batch_server, tmp_path, out, batch=False))  # the user gave up
+    assert online.code == 0, online.err
+    done = gavel_main(*generate(batch_server, tmp_path, out))
+    assert done.code == 0, done.err
+    assert "batch batch_1 is no longer needed" in done.err
     assert batch_server.created == 1 and len(lines(out)) == SAMPLES
     # The run's manifest names the server; the key's variable is said again.
-    cancel = gavel("batch", "cancel", out, "--api-key-env", "GAVEL_TEST_KEY")
-    assert cancel.returncode == 0 and "batch batch_1: cancelling" in cancel.stdout
+    cancel = gavel_main("batch", "cancel", out, "--api-key-env", "GAVEL_TEST_KEY")
+    assert cancel.code == 0 and "batch batch_1: cancelling" in cancel.out
 
 
 def assert_billed_once(server) -> None:
@@ -353,7 +361,7 @@ def assert_billed_once(server) -> None:
 
 @pytest.mark.parametrize("fault", ["drop", "500", "late"])
 def test_a_create_whose_reply_is_lost_is_found_not_made_again(
-    gavel, batch_server, tmp_path, api_key, fault
+    gavel_main, batch_server, tmp_path, api_key, fault
 ):
     # The batch is made, its reply lost: the connection closed, a 500, or later than --timeout.
     if fault == "late":
@@ -362,9 +370,9 @@ def test_a_create_whose_reply_is_lost_is_found_not_made_again(
         batch_server.create_faults = [fault] * 3
     batch_server.upload_faults = ["drop"]  # the upload's reply lost too
     out = tmp_path / "p.jsonl"
-    done = gavel(*generate(batch_server, tmp_path, out, "--timeout", "1"))
-    assert done.returncode == 0, done.stderr
-    assert "found batch batch_1 created by an earlier run or attempt" in done.stderr
+    done = gavel_main(*generate(batch_server, tmp_path, out, "--timeout", "1"))
+    assert done.code == 0, done.err
+    assert "found batch batch_1 created by an earlier run or attempt" in done.err
     assert batch_server.uploads == 1 and batch_server.created == 1
     assert_billed_once(batch_server)
     assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
@@ -375,20 +383,21 @@ def test_a_create_whose_reply_is_lost_is_found_not_made_again(
 
 
 def test_a_lost_state_file_finds_the_file_and_batch_on_the_server(
-    gavel, start, batch_server, tmp_path, api_key
+    gavel_main, start, batch_server, tmp_path, api_key
 ):
-    batch_server.duration = 3.0
+    batch_server.hold_at = 0  # the batch waits until the run is killed
     batch_server.max_page = 1  # every listing is read page after page
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     other = generate(batch_server, tmp_path, tmp_path / "other.jsonl", "--no-cache")
     start(*command).kill_when(lambda: batch_server.polls >= 1)
-    assert gavel(*other).returncode == 0  # another run's file and batch, listed before ours
+    batch_server.hold_at = None
+    assert gavel_main(*other).code == 0  # another run's file and batch, listed before ours
     (out.with_suffix(".batch") / "state.json").unlink()
     listed = batch_server.listed
-    done = gavel(*command)
-    assert done.returncode == 0, done.stderr
-    assert "found batch batch_1 created by an earlier run" in done.stderr
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "found batch batch_1 created by an earlier run" in done.err
     assert batch_server.listed - listed >= 2  # more than one page was read
     # One upload (the other run's requests are the same bytes: it took the file already
     # there); two batches: ours, found again, and the other run's, never taken for ours.
@@ -414,14 +423,14 @@ def first_sent(count: int, fault):
 
 
 def test_a_damaged_output_line_costs_its_sample_only(
-    gavel, batch_server, batch_fake, tmp_path, api_key
+    gavel_main, batch_server, batch_fake, tmp_path, api_key
 ):
     damaged, batch_server.plan = first_sent(2, batch_fake.LineFault(cut=True))
     out = tmp_path / "p.jsonl"
-    done = gavel(*generate(batch_server, tmp_path, out))
-    assert done.returncode == 0, done.stderr
-    assert "r1-p1.output.jsonl: 2 line(s) are not batch results (line 1, 2)" in done.stderr
-    assert f"{SAMPLES - 2} answered, 2 to ask again" in done.stderr
+    done = gavel_main(*generate(batch_server, tmp_path, out))
+    assert done.code == 0, done.err
+    assert "r1-p1.output.jsonl: 2 line(s) are not batch results (line 1, 2)" in done.err
+    assert f"{SAMPLES - 2} answered, 2 to ask again" in done.err
     written = lines(out)
     assert len(written) == SAMPLES and not any(r.get("error") for r in written)
     assert batch_server.created == 2
@@ -429,34 +438,34 @@ def test_a_damaged_output_line_costs_its_sample_only(
 
 
 def test_a_damaged_line_in_the_last_round_is_its_samples_error_line(
-    gavel, batch_server, batch_fake, tmp_path, api_key
+    gavel_main, batch_server, batch_fake, tmp_path, api_key
 ):
     _, batch_server.plan = first_sent(1, batch_fake.LineFault(cut=True))
     out = tmp_path / "p.jsonl"
-    done = gavel(*generate(batch_server, tmp_path, out, "--batch-rounds", "1"))
-    assert done.returncode == 2, done.stderr  # a sample failed: its error line stands
+    done = gavel_main(*generate(batch_server, tmp_path, out, "--batch-rounds", "1"))
+    assert done.code == 2, done.err  # a sample failed: its error line stands
     written = lines(out)
     errors = [r["error"] for r in written if r.get("error")]
     assert len(written) == SAMPLES and len(errors) == 1
     assert "r1-p1.output.jsonl:1: not a batch output line" in errors[0]
 
 
-def dry_run_cost(gavel, command) -> float:
-    done = gavel(*command, "--dry-run", "--dry-run-format", "json")
-    assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)["sections"][0]["rows"]
+def dry_run_cost(gavel_main, command) -> float:
+    done = gavel_main(*command, "--dry-run", "--dry-run-format", "json")
+    assert done.code == 0, done.err
+    rows = json.loads(done.out)["sections"][0]["rows"]
     return next(row["value"] for row in rows if row["name"] == "cost (USD)")
 
 
 def test_the_budget_holds_in_batch_mode_and_a_larger_one_continues(
-    gavel, batch_server, tmp_path, api_key
+    gavel, gavel_main, batch_server, tmp_path, api_key
 ):
     out = tmp_path / "p.jsonl"
     priced = ["--price", "1000,1000", "--batch-rounds", "20", "--no-cache"]  # $0.001 a token
     command = generate(batch_server, tmp_path, out, *priced)
-    bound = dry_run_cost(gavel, command)  # every request's prompt and --max-tokens of reply
+    bound = dry_run_cost(gavel_main, command)  # every request's prompt and --max-tokens of reply
     budget = 2.5 * bound / SAMPLES
-    stopped = gavel(*command, "--max-cost", f"{budget:.4f}")
+    stopped = gavel(*command, "--max-cost", f"{budget:.4f}")  # a process: no traceback
     assert stopped.returncode == 2, stopped.stderr
     assert "Traceback" not in stopped.stderr
     assert "stopped: the model batch-model spent $" in stopped.stderr
@@ -468,17 +477,17 @@ def test_the_budget_holds_in_batch_mode_and_a_larger_one_continues(
     written = lines(out)
     assert 0 < len(written) < SAMPLES and not any(r.get("error") for r in written)
     assert len(batch_server.billed) == len(written)
-    online = gavel(*command, "--max-cost", "1", "--batch-fallback", "online")
-    assert online.returncode == 2 and "not supported" in online.stderr
+    online = gavel_main(*command, "--max-cost", "1", "--batch-fallback", "online")
+    assert online.code == 2 and "not supported" in online.err
     # A larger budget goes on from there: every request billed once in all.
-    done = gavel(*command, "--max-cost", f"{2 * bound:.4f}")
-    assert done.returncode == 0, done.stderr
+    done = gavel_main(*command, "--max-cost", f"{2 * bound:.4f}")
+    assert done.code == 0, done.err
     assert len(lines(out)) == SAMPLES
     assert_billed_once(batch_server)
 
 
 def test_replies_without_choices_are_counted_in_the_summary_and_the_ledger(
-    gavel, batch_server, batch_fake, tmp_path, api_key
+    gavel_main, batch_server, batch_fake, tmp_path, api_key
 ):
     from gavel.cost.ledger import read_usage
 
@@ -486,12 +495,12 @@ def test_replies_without_choices_are_counted_in_the_summary_and_the_ledger(
              "usage": {"prompt_tokens": 500, "completion_tokens": 40}}  # fmt: skip
     _, batch_server.plan = first_sent(3, batch_fake.LineFault(body=empty))
     out = tmp_path / "p.jsonl"
-    done = gavel(*generate(batch_server, tmp_path, out))
-    assert done.returncode == 0, done.stderr
+    done = gavel_main(*generate(batch_server, tmp_path, out))
+    assert done.code == 0, done.err
     assert batch_server.created == 2 and len(lines(out)) == SAMPLES
     billed = batch_server.billed_tokens
     assert f"tokens {billed['prompt_tokens']:,} in / {billed['completion_tokens']:,} out" in (
-        done.stderr
+        done.err
     )
     ledger = read_usage(out)
     assert (ledger.prompt_tokens, ledger.completion_tokens) == (
@@ -500,17 +509,17 @@ def test_replies_without_choices_are_counted_in_the_summary_and_the_ledger(
     )
 
 
-def test_a_batch_dry_run_quotes_batch_prices(gavel, tmp_path):
+def test_a_batch_dry_run_quotes_batch_prices(gavel_main, tmp_path):
     base = ["generate", "--data", DATA, "--model", "openai:gpt-4o", "--max-tokens", "64",
             "--base-url", "http://127.0.0.1:9/v1", "--out", tmp_path / "p.jsonl"]  # fmt: skip
-    online, batch = dry_run_cost(gavel, base), dry_run_cost(gavel, [*base, "--batch"])
+    online, batch = dry_run_cost(gavel_main, base), dry_run_cost(gavel_main, [*base, "--batch"])
     assert batch == pytest.approx(online / 2, rel=1e-3)
-    given = dry_run_cost(gavel, [*base, "--batch", "--price", "2.5,10"])  # as given
+    given = dry_run_cost(gavel_main, [*base, "--batch", "--price", "2.5,10"])  # as given
     assert given == pytest.approx(online, rel=1e-3)
 
 
 def test_batch_commands_send_the_key_only_where_this_call_says(
-    gavel, batch_server, tmp_path, api_key, monkeypatch
+    gavel, gavel_main, batch_server, tmp_path, api_key, monkeypatch
 ):
     monkeypatch.setenv("HF_TOKEN", "hf_secret_of_the_user")
     folder = tmp_path / "p.batch"
@@ -521,33 +530,34 @@ def test_batch_commands_send_the_key_only_where_this_call_says(
                         "file_id": "file-1", "batch_id": "batch_1"}]}  # fmt: skip
     (folder / "state.json").write_text(json.dumps(state))
     for command in ("status", "cancel"):
-        done = gavel("batch", command, tmp_path / "p.jsonl")
+        done = gavel("batch", command, tmp_path / "p.jsonl")  # a process: no traceback
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert f"{folder / 'state.json'}: its base_url" in done.stderr
     # The run's manifest agrees on the server: the variable named by the state file alone is
     # still refused.
     manifest = {"adapter": {"base_urls": [batch_server.url]}}
     (tmp_path / "p.manifest.json").write_text(json.dumps(manifest))
-    done = gavel("batch", "status", tmp_path / "p.jsonl")
-    assert done.returncode == 2 and "its api_key_env 'HF_TOKEN' is not the run's" in done.stderr
+    done = gavel_main("batch", "status", tmp_path / "p.jsonl")
+    assert done.code == 2 and "its api_key_env 'HF_TOKEN' is not the run's" in done.err
     assert batch_server.authorizations == []  # nothing was sent anywhere
     # Named on this call's command line, it is used.
-    done = gavel("batch", "status", tmp_path / "p.jsonl", "--api-key-env", "GAVEL_TEST_KEY")
+    done = gavel_main("batch", "status", tmp_path / "p.jsonl", "--api-key-env", "GAVEL_TEST_KEY")
     assert batch_server.authorizations == [f"Bearer {api_key}"]
 
 
-def test_a_part_name_that_leaves_the_batch_folder_is_refused(gavel, batch_server, tmp_path,
-                                                             api_key):  # fmt: skip
+def test_a_part_name_that_leaves_the_batch_folder_is_refused(
+    gavel, gavel_main, batch_server, tmp_path, api_key
+):
     out = tmp_path / "run" / "p.jsonl"
     command = generate(batch_server, tmp_path, out, "--no-cache")
-    assert gavel(*command).returncode == 0
+    assert gavel_main(*command).code == 0
     state_file = out.with_suffix(".batch") / "state.json"
     state = json.loads(state_file.read_text())
     state["parts"][0] |= {"name": "../../escaped", "merged": False, "downloaded": False}
     state_file.write_text(json.dumps(state))
     before = sorted(tmp_path.rglob("*"))
     for again in (command, ["batch", "status", out]):
-        done = gavel(*again)
+        done = gavel(*again)  # a process: no traceback on its real stderr
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert f"{state_file}: parts[0].name: '../../escaped' is not a plain file name" in (
             done.stderr
@@ -556,13 +566,13 @@ def test_a_part_name_that_leaves_the_batch_folder_is_refused(gavel, batch_server
 
 
 def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
-    gavel, start, batch_server, batch_fake, tmp_path, api_key
+    gavel_main, start, batch_server, batch_fake, tmp_path, api_key
 ):
     failing, first = first_sent(3, batch_fake.LineFault(status=500, message="overloaded"))
 
     def plan(custom_id, body, before):
-        if before:  # the second round: slow enough to be killed while it runs
-            batch_server.duration = 5.0
+        if before:  # the second round waits until the run is killed
+            batch_server.hold_at = 0
         return first(custom_id, body, before)
 
     batch_server.plan = plan
@@ -570,10 +580,10 @@ def test_a_state_lost_in_a_later_round_finds_that_rounds_batch(
     command = generate(batch_server, tmp_path, out)
     start(*command).kill_when(lambda: "batch_2" in batch_server.batches)
     (out.with_suffix(".batch") / "state.json").unlink()
-    batch_server.duration = 0.3
-    done = gavel(*command)
-    assert done.returncode == 0, done.stderr
-    assert "found batch batch_2 created by an earlier run" in done.stderr
+    batch_server.hold_at = None
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "found batch batch_2 created by an earlier run" in done.err
     assert batch_server.created == 2 and set(batch_server.sent[k] for k in failing) == {2}
     written = lines(out)
     assert len(written) == SAMPLES and not any(r.get("error") for r in written)
@@ -585,7 +595,7 @@ def test_a_lost_create_reply_on_a_server_that_cannot_list_batches_stops_the_run(
 ):
     batch_server.list_status = {"/batches": 404}
     batch_server.create_faults = ["drop"]
-    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))
+    done = gavel(*generate(batch_server, tmp_path, tmp_path / "p.jsonl"))  # a process
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "does not list its batches" in done.stderr and "may have made it" in done.stderr
     assert batch_server.created == 1  # never a second batch blindly
