@@ -25,7 +25,7 @@ def data(tmp_path, monkeypatch) -> Path:
 def test_the_plan_chooses_the_executor_and_writes_nothing(data):
     local = plan(GenerateSettings(data=data, model="scene", out=Path("p.jsonl")))
     assert isinstance(local.executor, OnlineExecutor) and local.prepared.total == 3
-    assert local.cache is None and not local.resume  # a local model: no answer cache
+    assert local.cache is None and not local.out.exists()  # a local model: no answer cache
     on_ray = plan(GenerateSettings(data=data, model="scene", out=Path("p.jsonl"), executor="ray"))
     assert isinstance(on_ray.executor, RayExecutor)
     offline = plan(GenerateSettings(data=data, model="openai:m", out=Path("p.jsonl"),

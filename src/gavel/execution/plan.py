@@ -17,12 +17,11 @@ from gavel.errors import UsageError
 from gavel.execution.settings import GenerateSettings, checked
 
 if TYPE_CHECKING:
-    from gavel.benchmarks.spec import Benchmark, Prepared
+    from gavel.benchmarks.spec import Prepared
     from gavel.execution.batch_api import BatchRequest
     from gavel.execution.executor import Executor
     from gavel.manifest import Manifest
     from gavel.runner.max_failures import MaxFailures
-    from gavel.selection import Selection
 
 #: The Ray flags, which only ``--executor ray`` takes.
 RAY_SETTINGS = ("workers", "gpus_per_worker", "cpus_per_worker", "placement_timeout",
@@ -34,7 +33,6 @@ class RunPlan:
     """What one generation will do, decided: the executor runs it (:meth:`run`)."""
 
     settings: GenerateSettings
-    benchmark: Benchmark
     #: The requests to send (resumed ones skipped by the executor as it reads ``out``).
     prepared: Prepared
     #: The loaded model (on Ray: the driver's description of it).
@@ -45,11 +43,10 @@ class RunPlan:
     cache: Path | None
     #: The ``max_cost`` budget (None: none).
     budget: Any
-    selection: Selection
     manifest: Manifest
+    #: The predictions file; when it exists, answered samples are skipped, failed ones asked
+    #: again.
     out: Path
-    #: True when ``out`` exists: answered samples are skipped, failed ones asked again.
-    resume: bool
     #: What the batch settings ask for (the batch API, or a requests file only).
     batch: BatchRequest
     #: How many requests are sorted together before being cut into batches (batching models).
@@ -174,10 +171,9 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     if s.rpm or s.tpm:
         manifest.settings["rate_limits"] = {"rpm": s.rpm, "tpm": s.tpm}
     return RunPlan(
-        settings=s, benchmark=bench, prepared=prepared, model=model, options=options,
-        cache=cache, budget=budget, selection=selection, manifest=manifest, out=out,
-        resume=out.exists(), batch=batch, window=window, failure_limit=failure_limit,
-        executor=choose(s, batch, batching), estimate=estimate,
+        settings=s, prepared=prepared, model=model, options=options, cache=cache,
+        budget=budget, manifest=manifest, out=out, batch=batch, window=window,
+        failure_limit=failure_limit, executor=choose(s, batch, batching), estimate=estimate,
     )  # fmt: skip
 
 

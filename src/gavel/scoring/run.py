@@ -23,7 +23,6 @@ class ScorePlan:
     spec: Benchmark
     data_file: Path
     predictions: Path
-    image_root: Path | None
     #: Where Parquet or Hub data came from (the manifest's ``data_source``); None: local.
     data_source: dict | None
     run: RunSettings
@@ -56,8 +55,7 @@ def plan_scoring(settings: ScoreSettings) -> ScorePlan:
     values = benchmark_values(spec, settings.options)
     run = RunSettings(values, image_root, settings.bootstrap, settings.seed, selection)
     out = Path(settings.out) if settings.out is not None else None
-    return ScorePlan(spec, data_file, predictions, image_root, data_source, run, settings.epoch,
-                     out)  # fmt: skip
+    return ScorePlan(spec, data_file, predictions, data_source, run, settings.epoch, out)
 
 
 def score_plan(plan: ScorePlan, judge: Any = None,
@@ -66,5 +64,5 @@ def score_plan(plan: ScorePlan, judge: Any = None,
     """Score the plan's run and judge it (``judge``: None for none); ``configuration`` is the
     resolved settings the manifest records. Nothing is written yet."""
     return evaluate_run(plan.spec, plan.data_file, plan.predictions, plan.run, plan.epoch,
-                        plan.data_source, judge, plan.image_root, plan.out,
+                        plan.data_source, judge, plan.run.image_root, plan.out,
                         configuration)  # fmt: skip
