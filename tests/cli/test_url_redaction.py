@@ -59,3 +59,14 @@ def test_log_lines_name_a_server_without_its_password(gavel, server, tmp_path, a
     shown = server.url.replace("http://", "http://***@")
     assert f"GET {shown}/models cannot tell whether 'm' is served" in done.stderr
     assert PASSWORD not in done.stdout + done.stderr + written(tmp_path / "out")
+
+
+@pytest.mark.parametrize("command", ["generate", "score", "run"])
+def test_data_given_as_a_url_is_refused_without_its_password(command, gavel_main, tmp_path):
+    url = with_password("http://example.invalid/gavel.jsonl")
+    flags = {"generate": ["--model", "scene", "--out", tmp_path / "p.jsonl"],
+             "score": ["--predictions", tmp_path / "p.jsonl"],
+             "run": ["--model", "scene", "--out", tmp_path / "run"]}[command]  # fmt: skip
+    done = gavel_main(command, "--data", url, *flags)
+    assert done.code == 2 and "a URL is not read" in done.err, done.text
+    assert "http://***@example.invalid" in done.err and PASSWORD not in done.text

@@ -58,3 +58,16 @@ def test_parquet_files_and_folders(tmp_path):
 def test_everything_else_is_left_to_the_loaders(tmp_path):
     for path in ("gavel.jsonl", "videohallucer", "temporal.json", "hf-data.jsonl"):
         assert parse(Path(tmp_path / path)) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["http://u:pw@host/x.jsonl", "https://host/data", Path("s3://key:pw@bucket/x")]
+)
+def test_a_url_is_refused_with_its_password_hidden(text):
+    with pytest.raises(ConfigError, match="a URL is not read") as refused:
+        parse(text)
+    assert "pw" not in str(refused.value)
+
+
+def test_a_windows_drive_is_a_path():
+    assert parse("C:/data/gavel.jsonl") is None
