@@ -55,14 +55,17 @@ class Bound:
     max: float | None = None
     #: Whether ``min`` itself is refused (a timeout of 0 s is no timeout).
     min_open: bool = False
+    #: Whether ``max`` itself is refused (a warm-up of the whole run leaves no training).
+    max_open: bool = False
 
     def describe(self) -> str:
         """The range as ``--help`` shows it (``0<=x<=1000000``, ``x>=0``, ``x>0``)."""
+        below = "<" if self.max_open else "<="
         if self.min is None:
-            return f"x<={self.max}"
+            return f"x{below}{self.max}"
         if self.max is None:
             return f"x{'>' if self.min_open else '>='}{self.min}"
-        return f"{self.min}{'<' if self.min_open else '<='}x<={self.max}"
+        return f"{self.min}{'<' if self.min_open else '<='}x{below}{self.max}"
 
     def check(self, flag: str, value: Any) -> int | float:
         """``value`` as this setting's type (an int given for a float becomes one); a value of
@@ -74,7 +77,8 @@ class Bound:
             raise refused(flag, f"{value!r} is not {kind} (a {given} was given).")
         number = self.kind(value)
         low = self.min is not None and (number <= self.min if self.min_open else number < self.min)
-        if low or (self.max is not None and number > self.max):
+        high = self.max is not None and (number >= self.max if self.max_open else number > self.max)
+        if low or high:
             raise refused(flag, f"{number} is not in the range {self.describe()}.")
         if not math.isfinite(number):
             raise refused(flag, f"{value!r} is not a finite number.")

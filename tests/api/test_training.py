@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_settings_are_checked_when_built():
-    with pytest.raises(ConfigError, match="keep_checkpoints must be at least 1"):
+    with pytest.raises(ConfigError, match=r"'--keep-checkpoints': 0 is not in the range x>=1"):
         TrainSettings(data="d.jsonl", base_model="m", out="o", keep_checkpoints=0)
 
 

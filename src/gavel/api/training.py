@@ -12,14 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gavel.train.preview import ExamplePreview, Preview, preview
-from gavel.train.settings import SCHEDULES, TrainSettings
+from gavel.train.settings import BOUNDS, CHOICES, SCHEDULES, TrainSettings
 from gavel.train.template import BUILTIN
 
 if TYPE_CHECKING:
     from gavel.train.trainer import TrainResult
 
 __all__ = [
+    "BOUNDS",
     "BUILTIN",
+    "CHOICES",
     "SCHEDULES",
     "ExamplePreview",
     "Preview",

@@ -38,8 +38,8 @@ def bound_type(bound: Bound) -> click.IntRange | FiniteFloat:
     and the Python API refuse the same values in the same words."""
     if bound.kind is int:  # an int setting's bounds are whole numbers
         low, high = (None if b is None else int(b) for b in (bound.min, bound.max))
-        return click.IntRange(low, high, min_open=bound.min_open)
-    return FiniteFloat(bound.min, bound.max, min_open=bound.min_open)
+        return click.IntRange(low, high, min_open=bound.min_open, max_open=bound.max_open)
+    return FiniteFloat(bound.min, bound.max, min_open=bound.min_open, max_open=bound.max_open)
 
 
 def concurrency_type() -> click.IntRange:

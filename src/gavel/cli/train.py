@@ -9,13 +9,22 @@ from typing import Any
 import click
 
 from gavel.api import training
-from gavel.api.training import BUILTIN, SCHEDULES, TrainSettings
-from gavel.cli.options import FiniteFloat, seed_type
+from gavel.api.training import BOUNDS, BUILTIN, CHOICES, TrainSettings
+from gavel.cli.options import bound_type
 
 _TEMPLATE_HELP = (
     f"Assistant response template: {', '.join(BUILTIN)}, or a JSON file (docs/train.md). "
     "json is the JSON answer the gavel_v1 prompt asks for."
 )
+
+
+def _number(name: str) -> click.ParamType:
+    """The click type of a number setting, made from its bound in :class:`TrainSettings`."""
+    return bound_type(BOUNDS[name])
+
+
+def _choice(name: str) -> click.Choice:
+    return click.Choice(list(CHOICES[name]))
 
 
 @click.group()
@@ -63,7 +72,7 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--max-length",
-            type=click.IntRange(min=16),
+            type=_number("max_length"),
             default=4096,
             show_default=True,
             help="Longest sequence in tokens (image tokens included); longer answers are cut "
@@ -71,7 +80,7 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--max-pixels",
-            type=click.IntRange(min=1),
+            type=_number("max_pixels"),
             default=None,
             help="Qwen-VL processors: cap the pixels per image (fewer vision tokens); saved "
             "with the model so evaluation resizes alike [default: the processor's].",
@@ -93,27 +102,27 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--epochs",
-    type=click.IntRange(min=1),
+    type=_number("epochs"),
     default=3,
     show_default=True,
     help="Passes over the data (the paper reports its epoch-7 checkpoint).",
 )
 @click.option(
     "--max-steps",
-    type=click.IntRange(min=1),
+    type=_number("max_steps"),
     default=None,
     help="Optimizer steps in all, instead of --epochs.",
 )
 @click.option(
     "--batch-size",
-    type=click.IntRange(min=1),
+    type=_number("batch_size"),
     default=1,
     show_default=True,
     help="Examples per device per forward pass.",
 )
 @click.option(
     "--grad-accum",
-    type=click.IntRange(min=1),
+    type=_number("grad_accum"),
     default=8,
     show_default=True,
     help="Forward passes per optimizer step; the effective batch is batch size x this x the "
@@ -121,53 +130,53 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--lr",
-    type=FiniteFloat(min=0, min_open=True),
+    type=_number("lr"),
     default=None,
     help="Peak learning rate [default: 1e-5, or 2e-4 with --lora].",
 )
 @click.option(
-    "--weight-decay", type=FiniteFloat(min=0), default=0.0, show_default=True, help="AdamW."
+    "--weight-decay", type=_number("weight_decay"), default=0.0, show_default=True, help="AdamW."
 )
 @click.option(
     "--warmup-ratio",
-    type=FiniteFloat(min=0, max=1, max_open=True),
+    type=_number("warmup_ratio"),
     default=0.03,
     show_default=True,
     help="Share of the steps with a linear warm-up.",
 )
 @click.option(
     "--schedule",
-    type=click.Choice(list(SCHEDULES)),
+    type=_choice("schedule"),
     default="cosine",
     show_default=True,
     help="Learning-rate decay after the warm-up.",
 )
 @click.option(
     "--max-grad-norm",
-    type=FiniteFloat(min=0),
+    type=_number("max_grad_norm"),
     default=1.0,
     show_default=True,
     help="Gradient clipping (0: none).",
 )
-@click.option("--seed", type=seed_type(), default=0, show_default=True,
+@click.option("--seed", type=_number("seed"), default=0, show_default=True,
               help="Seeds the new embeddings, LoRA, the data order and dropout.")  # fmt: skip
 @click.option(
     "--save-every",
-    type=click.IntRange(min=1),
+    type=_number("save_every"),
     default=500,
     show_default=True,
     help="Checkpoint every N optimizer steps (and always at the end or --stop-after).",
 )
 @click.option(
     "--keep-checkpoints",
-    type=click.IntRange(min=1),
+    type=_number("keep_checkpoints"),
     default=2,
     show_default=True,
     help="Newest checkpoints kept; older ones are deleted.",
 )
 @click.option(
     "--stop-after",
-    type=click.IntRange(min=1),
+    type=_number("stop_after"),
     default=None,
     help="Stop after N more optimizer steps (checkpointed), e.g. to fit a job time limit; "
     "rerun the same command to continue.",
@@ -179,14 +188,14 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--dtype",
-    type=click.Choice(["float32", "bfloat16", "float16"]),
+    type=_choice("dtype"),
     default="float32",
     show_default=True,
     help="Dtype the weights are loaded and trained in (bfloat16 halves memory; usual with --lora).",
 )
 @click.option(
     "--mixed-precision",
-    type=click.Choice(["no", "bf16", "fp16"]),
+    type=_choice("mixed_precision"),
     default=None,
     help="Autocast the forward pass [default: from the accelerate config, else no].",
 )
@@ -203,18 +212,18 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "trainable. Merged into the saved model.",
 )
 @click.option(
-    "--lora-rank", type=click.IntRange(min=1), default=16, show_default=True, help="LoRA r."
+    "--lora-rank", type=_number("lora_rank"), default=16, show_default=True, help="LoRA r."
 )
 @click.option(
     "--lora-alpha",
-    type=click.IntRange(min=1),
+    type=_number("lora_alpha"),
     default=32,
     show_default=True,
     help="LoRA scaling (alpha / rank multiplies the update).",
 )
 @click.option(
     "--lora-dropout",
-    type=FiniteFloat(min=0, max=1),
+    type=_number("lora_dropout"),
     default=0.05,
     show_default=True,
     help="Dropout on the LoRA inputs.",
@@ -227,14 +236,14 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=0),
+    type=_number("workers"),
     default=0,
     show_default=True,
     help="DataLoader worker processes (image decoding and tokenization).",
 )
 @click.option(
     "--log-every",
-    type=click.IntRange(min=1),
+    type=_number("log_every"),
     default=10,
     show_default=True,
     help="Log line interval when stderr is not a terminal (cluster logs).",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gavel.errors import ConfigError
+from gavel.setting_checks import MAX_SEED, Bound, check_choice
 
 SCHEDULES = ("cosine", "linear", "constant")
 
@@ -54,24 +54,14 @@ class TrainSettings:
     cpu: bool = False
 
     def __post_init__(self) -> None:
-        positive = ("epochs", "batch_size", "grad_accum", "max_length", "save_every")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1")
-        for name in ("max_steps", "stop_after", "max_pixels"):
+        for name, bound in BOUNDS.items():
             value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ConfigError(f"{name} must be at least 1 when given")
-        if self.keep_checkpoints < 1:
-            raise ConfigError("keep_checkpoints must be at least 1 (resuming needs one)")
-        if self.lr is not None and not self.lr > 0:
-            raise ConfigError("lr must be positive")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ConfigError("warmup_ratio must be in [0, 1)")
-        if self.schedule not in SCHEDULES:
-            raise ConfigError(f"schedule must be one of {', '.join(SCHEDULES)}")
-        if self.mixed_precision not in (None, "no", "bf16", "fp16"):
-            raise ConfigError("mixed_precision must be no, bf16 or fp16")
+            if value is not None or name not in OPTIONAL:
+                object.__setattr__(self, name, bound.check(flag(name), value))
+        for name, choices in CHOICES.items():
+            value = getattr(self, name)
+            if value is not None or name not in OPTIONAL:
+                check_choice(flag(name), value, choices)
 
     @property
     def learning_rate(self) -> float:
@@ -79,3 +69,41 @@ class TrainSettings:
         if self.lr is not None:
             return self.lr
         return 2e-4 if self.lora else 1e-5
+
+
+def flag(name: str) -> str:
+    """The flag of a setting (``--lora-rank`` for ``lora_rank``), as refusals name it."""
+    return "--" + name.replace("_", "-")
+
+
+#: The number settings' types and ranges; ``gavel train sft``'s flags are made from them, so
+#: the command line and the Python API refuse the same values in the same words.
+BOUNDS = {
+    "epochs": Bound(int, 1),
+    "max_steps": Bound(int, 1),
+    "batch_size": Bound(int, 1),
+    "grad_accum": Bound(int, 1),
+    "lr": Bound(float, 0, min_open=True),
+    "weight_decay": Bound(float, 0),
+    "warmup_ratio": Bound(float, 0, 1, max_open=True),
+    "max_grad_norm": Bound(float, 0),
+    "max_length": Bound(int, 16),
+    "seed": Bound(int, 0, MAX_SEED),
+    "save_every": Bound(int, 1),
+    "keep_checkpoints": Bound(int, 1),  # resuming needs one
+    "stop_after": Bound(int, 1),
+    "lora_rank": Bound(int, 1),
+    "lora_alpha": Bound(int, 1),
+    "lora_dropout": Bound(float, 0, 1),
+    "max_pixels": Bound(int, 1),
+    "workers": Bound(int, 0),
+    "log_every": Bound(int, 1),
+}
+#: The settings that take one of a few words.
+CHOICES = {
+    "schedule": SCHEDULES,
+    "dtype": ("float32", "bfloat16", "float16"),
+    "mixed_precision": ("no", "bf16", "fp16"),
+}
+#: The settings that may be None (their flag not given: the default is decided later).
+OPTIONAL = ("lr", "max_steps", "stop_after", "max_pixels", "mixed_precision")
