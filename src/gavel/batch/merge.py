@@ -28,6 +28,7 @@ from typing import Any
 import click
 
 from gavel.errors import GavelError
+from gavel.io.reading import bounded_lines
 from gavel.requests import Answer, Request
 from gavel.runner.async_runner import AsyncRunSummary, run_async
 from gavel.runner.validating import ValidatingModel
@@ -99,7 +100,7 @@ def read_outcomes(*paths: Path, warn: Callable[[str], None] | None = None) -> di
         bad: list[int] = []
         differ = 0
         with path.open("rb") as handle:
-            for number, raw in enumerate(handle, 1):
+            for number, raw in enumerate(bounded_lines(handle, path), 1):
                 if not raw.strip():
                     continue
                 custom_id, outcome, why = _read_line(raw)

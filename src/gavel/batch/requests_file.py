@@ -27,6 +27,7 @@ from typing import Any
 
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes, plain_mode
+from gavel.io.reading import bounded_lines
 from gavel.requests import Request
 
 ENDPOINT = "/v1/chat/completions"
@@ -174,7 +175,7 @@ def read_custom_ids(requests: Path) -> list[str]:
     """The ids in a requests file, in order (line numbers of a failed batch's errors)."""
     ids = []
     with requests.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
+        for number, line in enumerate(bounded_lines(handle, requests), 1):
             if not line.strip():
                 continue
             try:

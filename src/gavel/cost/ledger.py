@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from gavel.cost.prices import Price
+from gavel.io.reading import bounded_lines
 
 
 class _Line(msgspec.Struct):
@@ -58,7 +59,7 @@ def read_usage(path: Path | None) -> Usage:
         return usage
     decoder = msgspec.json.Decoder(_Line)
     with Path(path).open("rb") as handle:
-        for raw in handle:
+        for raw in bounded_lines(handle, path):
             try:
                 line = decoder.decode(raw)
             except msgspec.DecodeError:

@@ -25,6 +25,7 @@ from gavel.curate.pairs import MAX_CAPTION, TEXT_TO_IMAGE, Pair, write_pairs
 from gavel.curate.sentences import split_sentences
 from gavel.errors import DataError
 from gavel.io.jsonl import parse_json
+from gavel.io.reading import bounded_lines
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def read_prompts(path: str | Path) -> Iterator[PromptRow]:
 
 def _read_jsonl(path: Path) -> Iterator[PromptRow]:
     with path.open("rb") as handle:
-        for number, text in enumerate(handle, start=1):
+        for number, text in enumerate(bounded_lines(handle, path), start=1):
             if not text.strip():
                 continue
             value = parse_json(text, path, number)  # not UTF-8, too deep, lone surrogates

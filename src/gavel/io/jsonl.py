@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from gavel.errors import DataError
-from gavel.io.reading import open_regular
+from gavel.io.reading import bounded_lines, open_regular
 
 T = TypeVar("T")
 
@@ -41,7 +41,7 @@ class HashingReader:
         except IsADirectoryError:
             raise DataError(self.path, None, None, "is a folder, not a JSONL file") from None
         with handle:
-            for number, line in enumerate(handle, start=1):
+            for number, line in enumerate(bounded_lines(handle, self.path), start=1):
                 self._sha.update(line)
                 self.lines_read = number
                 if line.strip():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -20,6 +21,9 @@ from gavel.errors import DataError
 CONFIG_BYTES = 1 << 20
 #: ``--sample-id @FILE`` lists: a million ids of 60 characters fit.
 ID_LIST_BYTES = 64 << 20
+#: One line of a JSONL file (a sample, a prediction, a batch output line): a model's longest
+#: reply is a few hundred kilobytes, so a longer line is damage or an attack, not data.
+LINE_BYTES = 64 << 20
 
 _KINDS = {
     stat.S_IFIFO: "a FIFO (named pipe)",
@@ -65,3 +69,22 @@ def read_regular(path: str | Path) -> bytes:
     readers); DataError for a FIFO, a device or a socket."""
     with open_regular(path) as handle:
         return handle.read()
+
+
+def bounded_lines(handle: BinaryIO, path: str | Path, limit: int | None = None) -> Iterator[bytes]:
+    """The lines of ``handle`` as iterating it gives them, except that a line longer than
+    ``limit`` bytes (default :data:`LINE_BYTES`) is refused, naming the file and line, after
+    reading at most ``limit`` bytes of it: memory never grows with the length of a line."""
+    most = LINE_BYTES if limit is None else limit
+    number = 0
+    while line := handle.readline(most + 1):
+        number += 1
+        if len(line) > most and not line.endswith(b"\n"):
+            raise DataError(
+                path, number, None, f"line longer than {_size(most)}: one line holds one record"
+            )
+        yield line
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count} bytes"

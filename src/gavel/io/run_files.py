@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from gavel.errors import DataError
+from gavel.io.reading import bounded_lines
 
 LEDGER_NAME = "judge-ledger.jsonl"
 
@@ -92,7 +93,8 @@ def _check_ledger_entry(results_path: Path, recorded: str) -> None:
     ledger = ledger_path(results_path)
     if ledger.is_file():
         with ledger.open("rb") as handle:
-            if any(sha256_of(line.rstrip(b"\n")) == recorded for line in handle):
+            if any(sha256_of(line.rstrip(b"\n")) == recorded
+                   for line in bounded_lines(handle, ledger)):  # fmt: skip
                 return
     raise DataError(
         ledger, None, None, f"has no line for the judge run of {results_path.name}; score the "

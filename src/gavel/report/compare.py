@@ -20,7 +20,7 @@ import numpy as np
 
 from gavel.errors import DataError, GavelError
 from gavel.io.jsonl import field_of, parse_json, refuse_non_finite
-from gavel.io.reading import read_regular
+from gavel.io.reading import bounded_lines, read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.metrics.grounding import IOU_TOLERANCE, THRESHOLDS, key
 
@@ -134,7 +134,7 @@ def read_run(results: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     scores = []
     first_line: dict[str, int] = {}
     with scores_file.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(bounded_lines(handle, scores_file), start=1):
             if not line.strip():
                 continue
             record = parse_json(line, scores_file, number)

@@ -19,6 +19,7 @@ from typing import Any
 
 from gavel.errors import DataError, GavelError
 from gavel.io.jsonl import parse_json
+from gavel.io.reading import bounded_lines
 from gavel.metrics.grounding import IOU_TOLERANCE
 from gavel.records import Result
 
@@ -82,7 +83,7 @@ def responses(path: Path | None) -> dict[str, str]:
     if path is None or not path.is_file():
         return found
     with path.open("rb") as handle:
-        for line in handle:
+        for line in bounded_lines(handle, path):
             try:
                 record = parse_json(line, path)
             except DataError:  # too deep, a lone surrogate, not JSON: scoring refused it already

@@ -32,7 +32,7 @@ import msgspec
 
 from gavel.errors import ConfigError, DataError, GavelError
 from gavel.io.jsonl import field_of, parse_json, refuse_non_finite
-from gavel.io.reading import read_regular
+from gavel.io.reading import bounded_lines, read_regular
 from gavel.io.run_files import check_run_files, scores_path
 from gavel.records import CATEGORY_COLUMNS, Result
 from gavel.report.gallery import (
@@ -98,7 +98,7 @@ def load_run(run: Path) -> RunView:
         scores = []
         first_line: dict[str, int] = {}
         with scores_file.open("rb") as handle:
-            for number, line in enumerate(handle, 1):
+            for number, line in enumerate(bounded_lines(handle, scores_file), 1):
                 if not line.strip():
                     continue
                 record = parse_json(line, scores_file, number)

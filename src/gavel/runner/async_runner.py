@@ -72,6 +72,7 @@ import msgspec
 
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import AppendFile, close_synced, plain_mode
+from gavel.io.reading import bounded_lines
 from gavel.manifest import redact_userinfo
 from gavel.records import Prediction
 from gavel.requests import Answer, Model, Request
@@ -708,7 +709,7 @@ def take_errors(path: Path) -> dict[str, bytes]:
 
     taken: dict[str, bytes] = {}
     with path.open("rb") as handle:
-        for line in handle:
+        for line in bounded_lines(handle, path):
             sample_id = failed(line) if line.strip() else None
             if sample_id is not None:
                 taken[sample_id] = line
