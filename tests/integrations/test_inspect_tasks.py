@@ -77,10 +77,28 @@ def _mockllm(answers):
     return get_model("mockllm/model", custom_outputs=reply, memoize=False)
 
 
+@pytest.fixture(scope="module")
+def mockllm_log(saved, tmp_path_factory):
+    """The log of one mockllm run of a benchmark's saved data, as :func:`_inspect_run` makes
+    it (GAVEL: explanations not judged), run once for the tests that only read it."""
+    logs = {}
+
+    def run(benchmark: str):
+        if benchmark not in logs:
+            answers = saved[benchmark]
+            folder = tmp_path_factory.mktemp(f"mockllm-{benchmark}")
+            logs[benchmark] = _inspect_run(answers, _mockllm(answers), folder)
+        return logs[benchmark]
+
+    return run
+
+
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
-def test_mockllm_run_scores_as_gavel_score(benchmark, saved, scored_by_gavel, tmp_path):
+def test_mockllm_run_scores_as_gavel_score(
+    benchmark, saved, scored_by_gavel, mockllm_log, tmp_path
+):
     answers = saved[benchmark]
-    log = _inspect_run(saved[benchmark], _mockllm(answers), tmp_path)
+    log = mockllm_log(benchmark)
     metrics = _log_metrics(log)
     data = saved[benchmark].data
     from_answers = scored_by_gavel(
@@ -126,14 +144,25 @@ def _generate_and_inspect(benchmark, answers, server, fake, gavel_main, tmp_path
     return sent_by_gavel, _bodies(server), generated, log
 
 
+@pytest.fixture(scope="module")
+def plain_asked() -> dict[str, list[str]]:
+    """The bodies inspect sends on the saved data without a preset, by benchmark, as
+    :func:`test_openai_provider_sends_what_gavel_generate_sends` leaves them (they name no
+    server or folder: the preset tests compare with them instead of asking again; run alone,
+    a preset test asks itself)."""
+    return {}
+
+
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_openai_provider_sends_what_gavel_generate_sends(
-    benchmark, saved, scored_by_gavel, server, fake, gavel_main, tmp_path, monkeypatch
-):
+    benchmark, saved, scored_by_gavel, server, fake, gavel_main, tmp_path, monkeypatch,
+    plain_asked,
+):  # fmt: skip
     answers = saved[benchmark]
     by_gavel, by_inspect, generated, log = _generate_and_inspect(
         benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch
     )
+    plain_asked.setdefault(benchmark, by_inspect)
     # Same prompts, same pixels, same frames, and gavel's max_tokens and temperature.
     assert by_inspect == by_gavel
     assert _generation(by_inspect) == {(1024, 0.0)}
@@ -148,17 +177,20 @@ def test_openai_provider_sends_what_gavel_generate_sends(
     [("gavel", "qwen3-vl"), ("gavel", "gpt-4.1"), ("videohallucer", "gemini")],
 )
 def test_preset_asks_what_gavel_generate_preset_asks(
-    benchmark, preset, saved, server, fake, gavel_main, tmp_path, monkeypatch
+    benchmark, preset, saved, server, fake, gavel_main, tmp_path, monkeypatch, plain_asked
 ):
     """``-T preset=NAME`` is ``gavel generate --preset NAME``: the box convention the prompt
     asks for, the image size and the frames of a video are the preset's."""
     answers = saved[benchmark]
+    plain = plain_asked.get(benchmark)
     if preset == "gpt-4.1":  # images larger than its 768 px long side, so it resizes them
         answers = _doubled(answers, tmp_path / "large")
-    plain = _generate_and_inspect(
-        benchmark, answers, server, fake, gavel_main, tmp_path / "plain", monkeypatch
-    )[1]
-    server.received.clear()
+        plain = None  # data of its own
+    if plain is None:
+        plain = _generate_and_inspect(
+            benchmark, answers, server, fake, gavel_main, tmp_path / "plain", monkeypatch
+        )[1]
+        server.received.clear()
     by_gavel, by_inspect, _, log = _generate_and_inspect(
         benchmark, answers, server, fake, gavel_main, tmp_path, monkeypatch,
         ("--preset", preset), preset=preset,
@@ -295,7 +327,9 @@ def _bodies(server) -> list[str]:
     return sorted(bodies)
 
 
-def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, fake, tmp_path):
+def test_inspect_command_finds_the_task_through_the_entry_point(
+    saved, server, fake, gavel_main, tmp_path
+):
     """``inspect eval gavel/gavel -T data=... --limit 3`` as a user types it, then
     ``gavel score`` on the .eval log it wrote: as it is (the samples not asked are missing),
     and with ``--limit 3``, which gives the task's own numbers."""
@@ -313,24 +347,18 @@ def test_inspect_command_finds_the_task_through_the_entry_point(saved, server, f
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (log_file,) = (tmp_path / "logs").glob("*.eval")
-    scored = subprocess.run(
-        [sys.executable, "-m", "gavel", "score", "--data", str(saved["gavel"].data),
-         "--predictions", str(log_file), "--out", str(tmp_path / "r.json"), "--bootstrap", "0"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert scored.returncode == 0, scored.stderr
-    assert "gpt-4o" in scored.stdout  # the row is named after the log's model
+    scored = gavel_main("score", "--data", saved["gavel"].data, "--predictions", log_file,
+                        "--out", tmp_path / "r.json", "--bootstrap", "0")  # fmt: skip
+    assert scored.code == 0, scored.err
+    assert "gpt-4o" in scored.out  # the row is named after the log's model
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["counts"]["total"] == len(answers.by_message)
     assert result["counts"]["missing"] == len(answers.by_message) - 3
     assert result["manifest"]["predictions_file"] == str(log_file)
-    limited = subprocess.run(
-        [sys.executable, "-m", "gavel", "score", "--data", str(saved["gavel"].data),
-         "--predictions", str(log_file), "--limit", "3", "--bootstrap", "0"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert limited.returncode == 0, limited.stderr
-    assert f"selection: 3 of {len(answers.by_message)} samples scored" in limited.stdout
+    limited = gavel_main("score", "--data", saved["gavel"].data, "--predictions", log_file,
+                         "--limit", "3", "--bootstrap", "0")  # fmt: skip
+    assert limited.code == 0, limited.err
+    assert f"selection: 3 of {len(answers.by_message)} samples scored" in limited.out
     from inspect_ai.log import read_eval_log
 
     metrics = _log_metrics(read_eval_log(str(log_file)))
@@ -426,19 +454,21 @@ def test_offline_judge_without_a_grader(saved, scored_by_gavel, tmp_path):
     assert "explanation.Avg" in metrics
 
 
-def test_judge_none_and_a_bad_mode(saved, tmp_path):
+def test_judge_none_and_a_bad_mode(saved, mockllm_log, tmp_path):
     answers = saved["gavel"]
-    metrics = _log_metrics(_inspect_run(answers, _mockllm(answers), tmp_path, judge="none"))
+    metrics = _log_metrics(mockllm_log("gavel"))  # run with judge="none"
     assert not any(name.startswith("explanation.") for name in metrics)
     with pytest.raises(Exception, match="choose one of auto, grader, offline, none"):
         _inspect_run(answers, _mockllm(answers), tmp_path, judge="llm")
 
 
-def test_no_log_images_keeps_the_log_small_and_scorable(saved, scored_by_gavel, tmp_path):
+def test_no_log_images_keeps_the_log_small_and_scorable(
+    saved, scored_by_gavel, mockllm_log, tmp_path
+):
     """inspect's ``--no-log-images`` leaves the images out of the log; the answers (kept in
     each score's metadata) still score as the full log does."""
     answers = saved["gavel"]
-    full = _inspect_run(answers, _mockllm(answers), tmp_path / "full")
+    full = mockllm_log("gavel")
     small = _inspect_run(answers, _mockllm(answers), tmp_path / "small", {"log_images": False})
     full_size, small_size = (os.path.getsize(log.location) for log in (full, small))
     print(f"log of {len(answers.by_message)} samples: {full_size:,} B with images, "

@@ -117,24 +117,48 @@ def _env(lmms_path: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 #: Loads the exported tasks with lmms-eval and runs their processing and aggregation functions
-#: on saved answers: argv = folder, then task=predictions file pairs; prints the metrics as JSON.
+#: on saved answers: argv[1] = JSON [[folder, {task: predictions file}], ...], each folder by
+#: its own task manager; prints the metrics by folder and task as JSON. Folders of one run
+#: share task names and the module name ``utils``: each task object is checked to be the one
+#: its own folder's ``utils.py`` made, so no module loaded earlier answers for another folder.
 AGGREGATE = """
 import json, sys
+from pathlib import Path
 from lmms_eval.tasks import TaskManager, get_task_dict
-folder, *pairs = sys.argv[1:]
-manager = TaskManager(include_path=folder, include_defaults=False)
 found = {}
-for name, answers in (pair.split("=", 1) for pair in pairs):
-    task = get_task_dict([name], manager)[name]
-    said = {line["id"]: line["response"] for line in map(json.loads, open(answers))}
-    items = {}
-    for doc in task.test_docs():
-        assert task.doc_to_visual(doc), doc["id"]
-        for metric, item in task.process_results(doc, [said[doc["id"]]]).items():
-            items.setdefault(metric, []).append(item)
-    found[name] = {m: task.aggregation()[m](given) for m, given in items.items()}
+for folder, answers_of in json.loads(sys.argv[1]):
+    manager = TaskManager(include_path=folder, include_defaults=False)
+    found[folder] = {}
+    for name, answers in answers_of.items():
+        task = get_task_dict([name], manager)[name]
+        own = Path(folder, name.removeprefix("gavel_")).resolve()
+        config = task.config
+        for function in (config.doc_to_visual, config.doc_to_text, config.process_results):
+            assert Path(function.__self__.folder).resolve() == own, (name, function, own)
+        said = {line["id"]: line["response"] for line in map(json.loads, open(answers))}
+        items = {}
+        for doc in task.test_docs():
+            assert task.doc_to_visual(doc), doc["id"]
+            for metric, item in task.process_results(doc, [said[doc["id"]]]).items():
+                items.setdefault(metric, []).append(item)
+        found[folder][name] = {m: task.aggregation()[m](given) for m, given in items.items()}
 print(json.dumps(found))
 """
+
+
+def _aggregate(lmms_path: Path, tmp_path: Path, runs: dict[Path, dict[str, Path]],
+               cwd: Path | None = None, **extra: str) -> dict[Path, dict[str, dict]]:  # fmt: skip
+    """:data:`AGGREGATE` in one fresh lmms-eval process on ``runs`` (folder -> task ->
+    predictions file), with :func:`_env` and ``extra``: the metrics by folder and task."""
+    given = [[str(folder), {t: str(a) for t, a in tasks.items()}] for folder, tasks in runs.items()]
+    done = subprocess.run(
+        [sys.executable, "-c", AGGREGATE, json.dumps(given)],
+        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path, **extra),
+        cwd=cwd,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return {folder: found[str(folder)] for folder in runs}
 
 
 @pytest.fixture
@@ -149,13 +173,8 @@ def exported(saved, gavel_main, tmp_path) -> Path:
 
 
 def test_task_functions_score_as_gavel_score(saved, lmms_path, exported, scored_by_gavel, tmp_path):
-    pairs = [f"{TASK[name]}={saved[name].predictions}" for name in BENCHMARKS]
-    done = subprocess.run(
-        [sys.executable, "-c", AGGREGATE, str(exported), *pairs],
-        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    pairs = {TASK[name]: saved[name].predictions for name in BENCHMARKS}
+    found = _aggregate(lmms_path, tmp_path, {exported: pairs})[exported]
     for benchmark in BENCHMARKS:
         answers = saved[benchmark]
         expected = scored_by_gavel(
@@ -307,17 +326,17 @@ def test_parquet_and_hub_data_export_as_the_jsonl(
 
     code, text = gavel_main("export", "lmms-eval", tmp_path / "jsonl", "--data", answers.data)
     assert code == 0, text
+    outs = {name: tmp_path / name for name in ("parquet", "hub")}
     for name, data in {"parquet": repo, "hub": hub}.items():
-        out = tmp_path / name
-        code, text = gavel_main("export", "lmms-eval", out, "--data", data)
+        code, text = gavel_main("export", "lmms-eval", outs[name], "--data", data)
         assert code == 0, text
-        assert prompts(out) == prompts(tmp_path / "jsonl")
-        done = subprocess.run(
-            [sys.executable, "-c", AGGREGATE, str(out), f"gavel_gavel={answers.predictions}"],
-            capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel_gavel"]
+        assert prompts(outs[name]) == prompts(tmp_path / "jsonl")
+    # Both exports in one lmms-eval process, each task from its own folder (see AGGREGATE).
+    found = _aggregate(
+        lmms_path, tmp_path, {out: {"gavel_gavel": answers.predictions} for out in outs.values()}
+    )
+    for name, out in outs.items():
+        got = found[out]["gavel_gavel"]
         for metric, metric_name in HEADLINE["gavel"].items():
             assert got[metric] == pytest.approx(expected[metric_name], abs=1e-9), (name, metric)
 
@@ -346,13 +365,12 @@ def test_an_export_moved_with_its_data_or_alone_still_runs(
     (tmp_path / "first").rename(alone)  # the export alone; its data stays where it was
     for tasks in (moved / "tasks", alone):
         assert str(tmp_path / "tree") not in (tasks / "gavel" / "gavel_gavel.yaml").read_text()
-        done = subprocess.run(
-            [sys.executable, "-c", AGGREGATE, str(tasks), f"gavel_gavel={answers.predictions}"],
-            capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
-            cwd=tmp_path,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-        got = json.loads(done.stdout.strip().splitlines()[-1])["gavel_gavel"]
+    # Both in one lmms-eval process, each task from its own folder (see AGGREGATE).
+    found = _aggregate(lmms_path, tmp_path, {moved / "tasks": {"gavel_gavel": answers.predictions},
+                                             alone: {"gavel_gavel": answers.predictions}},
+                       cwd=tmp_path)  # fmt: skip
+    for tasks in (moved / "tasks", alone):
+        got = found[tasks]["gavel_gavel"]
         for metric, name in HEADLINE["gavel"].items():
             assert got[metric] == pytest.approx(expected[name], abs=1e-9), (tasks, metric)
 
@@ -492,14 +510,10 @@ def test_a_hub_export_runs_with_the_dataset_in_another_cache(
     (tmp_path / "first").rename(moved)
     (tmp_path / "hf-cache").rename(tmp_path / "other-hf-cache")
     shutil.rmtree(tmp_path / "gavel-cache")
-    env = _env(lmms_path, tmp_path, HF_HUB_CACHE=str(tmp_path / "other-hf-cache"),
-               GAVEL_CACHE_DIR=str(tmp_path / "other-gavel-cache"))  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-c", AGGREGATE, str(moved), f"gavel_gavel={answers.predictions}"],
-        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])["gavel_gavel"]
+    found = _aggregate(lmms_path, tmp_path, {moved: {"gavel_gavel": answers.predictions}},
+                       cwd=tmp_path, HF_HUB_CACHE=str(tmp_path / "other-hf-cache"),
+                       GAVEL_CACHE_DIR=str(tmp_path / "other-gavel-cache"))  # fmt: skip
+    got = found[moved]["gavel_gavel"]
     for metric, name in HEADLINE["gavel"].items():
         assert got[metric] == pytest.approx(expected[name], abs=1e-9), metric
     assert (tmp_path / "other-gavel-cache").is_dir()  # read through gavel's data sources again
@@ -526,12 +540,7 @@ def _aggregates_as_gavel_score(answers, out: Path, lmms_path: Path, scored_by_ga
     """lmms-eval's task object of ``answers``' benchmark exported into ``out``, run on the
     saved answers (:data:`AGGREGATE`): each metric equals ``gavel score``'s."""
     task = TASK[answers.benchmark]
-    done = subprocess.run(
-        [sys.executable, "-c", AGGREGATE, str(out), f"{task}={answers.predictions}"],
-        capture_output=True, text=True, timeout=600, env=_env(lmms_path, tmp_path),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])[task]
+    got = _aggregate(lmms_path, tmp_path, {out: {task: answers.predictions}})[out][task]
     expected = scored_by_gavel(answers.benchmark, answers.data, answers.predictions,
                                tmp_path / "e.json")  # fmt: skip
     for metric, name in HEADLINE[answers.benchmark].items():
