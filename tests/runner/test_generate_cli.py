@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+#: Most commands here run in-process: an exception that a thread or a finalizer would print as
+#: a traceback on the console fails the test instead of passing unseen.
+pytestmark = pytest.mark.filterwarnings(
+    "error::pytest.PytestUnhandledThreadExceptionWarning",
+    "error::pytest.PytestUnraisableExceptionWarning",
+)
+
 
 def test_generate_with_a_preset_two_servers_and_the_cache(
     gavel_main, tmp_path, server, second_server, api_key
