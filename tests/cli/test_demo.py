@@ -1,4 +1,5 @@
-"""``gavel demo`` runs offline and writes its artefacts for all three benchmarks."""
+"""``gavel demo`` runs offline and writes its artefacts for all three benchmarks, and its runs
+make a ``gavel report``."""
 
 from __future__ import annotations
 
@@ -46,3 +47,16 @@ def test_demo_shows_the_offline_judges_explanation_column(demo):
     explanation = result["metrics"]["explanation"]
     assert explanation["judge"]["proxy"] is True
     assert explanation["counts"]["total"] == 12 and 0 <= explanation["Avg"] <= 100
+
+
+def test_the_demo_writes_a_report_and_gavel_report_makes_one_of_its_runs(
+    demo, gavel_main, tmp_path
+):
+    demo, _ = demo
+    assert (demo / "report" / "index.html").is_file()  # the demo writes one
+    done = gavel_main("report", demo / "photos", "--out", tmp_path / "page", "--title", "photos")
+    assert done.code == 0, done.err
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert "<title>photos" in page
+    missing = gavel_main("report", tmp_path / "nope", "--out", tmp_path / "x")
+    assert missing.code == 2 and "does not exist" in missing.err

@@ -1,21 +1,8 @@
-"""``gavel report`` from the command line, and the demo writing its report."""
+"""``gavel report`` from the command line (a report of the demo's runs: tests/cli/test_demo.py)."""
 
 from __future__ import annotations
 
 import json
-
-
-def test_report_command_writes_one_page(gavel_main, tmp_path):
-    assert gavel_main("demo", "--out", tmp_path / "demo", "--n", "4").code == 0
-    assert (tmp_path / "demo" / "report" / "index.html").is_file()  # the demo writes one too
-    done = gavel_main(
-        "report", tmp_path / "demo" / "photos", "--out", tmp_path / "page", "--title", "photos"
-    )
-    assert done.code == 0, done.err
-    page = (tmp_path / "page" / "index.html").read_text()
-    assert "<title>photos" in page
-    missing = gavel_main("report", tmp_path / "nope", "--out", tmp_path / "x")
-    assert missing.code == 2 and "does not exist" in missing.err
 
 
 def _main(*args) -> int:
