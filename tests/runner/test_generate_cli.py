@@ -67,6 +67,7 @@ def test_timeout_bounds_each_attempt_and_verbose_shows_every_retry(
         return fake.Fault(delay=2.0)
 
     server.plan = plan
+    # In a subprocess: -v adds a logging handler that would outlive an in-process run.
     done = gavel("-v", "generate", "--data", data, "--model", "openai:m", "--base-url", server.url,
                  "--api-key-env", "GAVEL_TEST_KEY", "--no-cache", "--timeout", "0.5",
                  "--out", tmp_path / "p.jsonl")  # fmt: skip
@@ -99,6 +100,7 @@ def test_a_key_written_into_the_base_url_is_never_recorded(
     assert gavel_main("synth", "--n", "2", "--out", tmp_path / "set").code == 0
     secret = "sk-in-the-url-9d1e"
     with_key = server.url.replace("http://", f"http://user:{secret}@")
+    # In a subprocess: the manifest records the process's own command line.
     done = gavel("generate", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
                  "--base-url", with_key, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
                  "--no-progress", "--out", tmp_path / "p.jsonl")  # fmt: skip
@@ -252,6 +254,7 @@ def test_the_model_that_answered_is_recorded_and_said_once(
     server.answer_as = "smolvlm"
     server.served = [{"id": "smolvlm", "owned_by": "llamacpp"}]
     out = tmp_path / "run"
+    # In a subprocess: the warning reaches stderr through logging as the process has it.
     done = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:gpt-4o",
                  "--base-url", server.url, "--api-key-env", "GAVEL_TEST_KEY", "--no-cache",
                  "--no-progress", "--out", out, "--bootstrap", "0")  # fmt: skip
@@ -273,6 +276,7 @@ def test_extra_body_reaches_the_model_and_a_missing_key_is_said_once(
     server.reply = lambda body, number: (
         '{"score": 4, "reason": "ok"}' if body["messages"][0]["role"] == "system" else "Yes."
     )  # fmt: skip
+    # In a subprocess: the warning reaches stderr through logging as the process has it.
     done = gavel("run", "--data", tmp_path / "set" / "gavel.jsonl", "--model", "openai:m",
                  "--base-url", server.url, "--api-key-env", "GAVEL_UNSET_KEY", "--no-cache",
                  "--no-progress", "--out", tmp_path / "run", "--bootstrap", "0",
