@@ -143,21 +143,43 @@ class MainRun:
         return iter((self.code, self.text))
 
 
+def exit_code_of_main(args) -> int:
+    """The exit status of the real entry point run in-process on ``args``."""
+    from gavel.cli.main import main
+
+    try:
+        main([str(a) for a in args])
+        return 0
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+
+
 @pytest.fixture
 def gavel_main(capsys):
     """Run the real entry point in-process, through the same error handling as the console
     script, so a test sees the message (and exit code) a user would."""
-    from gavel.cli.main import main
 
     def run(*args) -> MainRun:
         capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as done:
-            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        code = exit_code_of_main(args)
         captured = capsys.readouterr()
         return MainRun(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def gavel_shared():
+    """:func:`gavel_main` for a set-up that a module's tests share (capsys is per test): the
+    output is caught by redirecting sys.stdout and sys.stderr, where click writes."""
+    import contextlib
+    import io
+
+    def run(*args) -> MainRun:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = exit_code_of_main(args)
+        return MainRun(code, out.getvalue(), err.getvalue())
 
     return run
 

@@ -129,9 +129,8 @@ def test_kill_9_mid_run_then_rerun_gives_every_answer_once(
     process.wait()
     written = out.read_bytes().count(b"\n")  # whole lines: a torn one is removed on rerun
     assert 4 <= written < N, "the kill should land mid-run"
-    rerun = subprocess.run(command, stderr=subprocess.PIPE, text=True, timeout=120)
-    assert rerun.returncode == 0, rerun.stderr
-    assert f"{N - written} answered, {written} already there" in rerun.stderr
+    rerun = _generate(setup, out, "--batch-size", "2")  # the same command, in-process
+    assert f"{N - written} answered, {written} already there" in rerun.output
     assert _answers(out) == one_at_a_time
 
 
@@ -157,16 +156,16 @@ def test_concurrency_does_not_apply_and_says_so(setup, tmp_path: Path) -> None:
     assert "--concurrency does not apply" in done.output
 
 
-def test_models_that_do_not_batch_refuse_the_option(gavel, tmp_path: Path) -> None:
-    gavel("synth", "--n", "2", "--out", tmp_path / "s")
+def test_models_that_do_not_batch_refuse_the_option(gavel_main, tmp_path: Path) -> None:
+    gavel_main("synth", "--n", "2", "--out", tmp_path / "s")
     data = tmp_path / "s" / "gavel.jsonl"
-    scene = gavel("generate", "--data", data, "--model", "scene", "--batch-size", "4",
+    scene = gavel_main("generate", "--data", data, "--model", "scene", "--batch-size", "4",
                   "--out", tmp_path / "p.jsonl")  # fmt: skip
-    assert scene.returncode == 2
-    assert "Error: --batch-size applies to hf: models only" in scene.stderr
-    served = gavel("generate", "--data", data, "--model", "openai:m", "--base-url",
+    assert scene.code == 2
+    assert "Error: --batch-size applies to hf: models only" in scene.err
+    served = gavel_main("generate", "--data", data, "--model", "openai:m", "--base-url",
                    "http://127.0.0.1:9/v1", "--batch-size", "4", "--out", tmp_path / "q.jsonl")  # fmt: skip
-    assert served.returncode == 2 and "Traceback" not in served.stderr
-    assert "a served model batches requests on its server" in served.stderr
-    assert "--concurrency" in served.stderr
+    assert served.code == 2 and "Traceback" not in served.err
+    assert "a served model batches requests on its server" in served.err
+    assert "--concurrency" in served.err
     assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "q.jsonl").exists()

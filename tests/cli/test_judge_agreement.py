@@ -1,4 +1,4 @@
-"""``gavel judge-agreement`` end to end, in a subprocess as a user runs it.
+"""``gavel judge-agreement`` end to end, through the real entry point as a user runs it.
 
 Two runs of the same six samples judged by "judge-a" and "judge-b", and people's scores:
 
@@ -84,10 +84,10 @@ def rows_of(stdout: str) -> dict[tuple[str, str, str], list[str]]:
     return {(r[0], r[1], r[2]): r[3:] for r in reader}
 
 
-def test_two_runs(gavel, files):
-    done = gavel("judge-agreement", files["a"], files["b"], "--format", "csv")
-    assert done.returncode == 0, done.stderr
-    rows = rows_of(done.stdout)
+def test_two_runs(gavel_main, files):
+    done = gavel_main("judge-agreement", files["a"], files["b"], "--format", "csv")
+    assert done.code == 0, done.err
+    rows = rows_of(done.out)
     # s5 (judge-b: judge_error) and s6 (judge-a: not_answered) are dropped: 4 left,
     # a = 5 4 2 1, b = 5 3 2 2. Exact 2/4. Kappa: observed (0+1+0+1)/4 = 0.5; by chance the
     # mean over all 16 (a_i - b_j)^2 = (22 + 10 + 10 + 22) / 16 = 4 -> 1 - 0.5/4 = 0.875.
@@ -100,12 +100,12 @@ def test_two_runs(gavel, files):
     assert set(rows) == {("judge-a", "judge-b", c) for c in ("all", "Act", "Color")}
 
 
-def test_json_out_and_table(gavel, files, tmp_path):
+def test_json_out_and_table(gavel_main, files, tmp_path):
     out = tmp_path / "agreement.json"
-    done = gavel("judge-agreement", files["a"], files["human"], "--out", out)
-    assert done.returncode == 0, done.stderr
-    assert "judge-a" in done.stdout and "human" in done.stdout and "0.875" not in done.stdout
-    assert "1 of its 7 samples not in every file" in done.stderr  # s7, people only
+    done = gavel_main("judge-agreement", files["a"], files["human"], "--out", out)
+    assert done.code == 0, done.err
+    assert "judge-a" in done.out and "human" in done.out and "0.875" not in done.out
+    assert "1 of its 7 samples not in every file" in done.err  # s7, people only
     report = json.loads(out.read_text())
     assert report["samples"] == 6
     assert report["columns"] == {"Act": 2, "Color": 2, "No hall.": 1, "Obj": 1}
@@ -120,18 +120,18 @@ def test_json_out_and_table(gavel, files, tmp_path):
     )
     assert pair["agreement"]["No hall."]["n"] == 1
     assert sum(map(sum, pair["confusion"])) == 5 and pair["confusion"][4][4] == 1
-    same = gavel("judge-agreement", files["a"], files["human"], "--format", "json")
-    assert json.loads(same.stdout) == report
+    same = gavel_main("judge-agreement", files["a"], files["human"], "--format", "json")
+    assert json.loads(same.out) == report
 
 
-def test_two_judges_pooled_against_people(gavel, files):
-    done = gavel(
+def test_two_judges_pooled_against_people(gavel_main, files):
+    done = gavel_main(
         "judge-agreement",
         "--judge", files["a"], "--judge", files["b"], "--reference", files["human"],
         "--label", "A", "--format", "csv",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    rows = rows_of(done.stdout)
+    assert done.code == 0, done.err
+    rows = rows_of(done.out)
     # Pooled over s1-s4 (the samples both judges scored): A = 5 4 2 1, judge-b = 5 3 2 2.
     # mean 5, 3.5, 2, 1.5 -> half up 5 4 2 2; majority (ties to the lower) 5 3 2 1.
     # human 5 4 2 1.
@@ -146,48 +146,48 @@ def test_two_judges_pooled_against_people(gavel, files):
     assert rows["A", "mean", "all"][:2] == ["4", "75.0"]
     assert rows["A", "majority", "all"][:2] == ["4", "75.0"]
     assert ("A", "judge-b", "all") in rows and ("judge-b", "majority", "all") in rows
-    assert "mean: the judges' mean" not in done.stdout  # notes are for the terminal table
-    table = gavel("judge-agreement", "--judge", files["a"], "--judge", files["b"])
-    assert "rounded half up" in table.stdout
+    assert "mean: the judges' mean" not in done.out  # notes are for the terminal table
+    table = gavel_main("judge-agreement", "--judge", files["a"], "--judge", files["b"])
+    assert "rounded half up" in table.out
 
 
-def test_same_judge_twice_gets_unique_labels(gavel, files):
-    done = gavel("judge-agreement", files["a"], files["a"], "--format", "csv")
-    assert done.returncode == 0, done.stderr
-    assert rows_of(done.stdout)["judge-a", "judge-a (2)", "all"] == ["5", "100.0", "1.000",
+def test_same_judge_twice_gets_unique_labels(gavel_main, files):
+    done = gavel_main("judge-agreement", files["a"], files["a"], "--format", "csv")
+    assert done.code == 0, done.err
+    assert rows_of(done.out)["judge-a", "judge-a (2)", "all"] == ["5", "100.0", "1.000",
                                                                      "1.000"]  # fmt: skip
 
 
-def test_plot_writes_a_png(gavel, files, tmp_path):
+def test_plot_writes_a_png(gavel_main, files, tmp_path):
     plot = tmp_path / "confusion.png"
-    done = gavel(
+    done = gavel_main(
         "judge-agreement", files["a"], files["b"], "--reference", files["human"], "--plot", plot
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.err
     assert plot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
-def test_broken_line_is_named(gavel, files, tmp_path):
+def test_broken_line_is_named(gavel_main, files, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "s1", "score": 5}\n\n{"id": "s2", "score": 4.5}\n')
-    done = gavel("judge-agreement", files["a"], bad)
-    assert done.returncode == 2
-    assert f"{bad}, line 3, field 'score': must be an integer from 1 to 5" in done.stderr
-    assert "Traceback" not in done.stderr
+    done = gavel_main("judge-agreement", files["a"], bad)
+    assert done.code == 2
+    assert f"{bad}, line 3, field 'score': must be an integer from 1 to 5" in done.err
+    assert "Traceback" not in done.err
 
 
-def test_run_without_judge_and_too_few_files(gavel, files, tmp_path):
+def test_run_without_judge_and_too_few_files(gavel_main, files, tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "results.json").write_text(json.dumps({"benchmark": "gavel", "metrics": {}}))
-    done = gavel("judge-agreement", files["a"], plain / "results.json")
-    assert done.returncode == 2 and "was scored without --judge" in done.stderr
-    alone = gavel("judge-agreement", files["a"])
-    assert alone.returncode == 2 and "at least two score files" in alone.stderr
+    done = gavel_main("judge-agreement", files["a"], plain / "results.json")
+    assert done.code == 2 and "was scored without --judge" in done.err
+    alone = gavel_main("judge-agreement", files["a"])
+    assert alone.code == 2 and "at least two score files" in alone.err
     nothing_shared = tmp_path / "other.json"
     nothing_shared.write_text(json.dumps({"x1": 3}))
-    apart = gavel("judge-agreement", files["a"], nothing_shared)
-    assert apart.returncode == 2 and "no sample id is in every file" in apart.stderr
+    apart = gavel_main("judge-agreement", files["a"], nothing_shared)
+    assert apart.code == 2 and "no sample id is in every file" in apart.err
 
 
 def test_nan_in_a_results_file_is_refused_and_a_bom_is_not(gavel_main, files):

@@ -1,21 +1,8 @@
-"""``gavel report`` from the command line, and the demo writing its report."""
+"""``gavel report`` from the command line (a report of the demo's runs: tests/cli/test_demo.py)."""
 
 from __future__ import annotations
 
 import json
-
-
-def test_report_command_writes_one_page(gavel, tmp_path):
-    assert gavel("demo", "--out", tmp_path / "demo", "--n", "4").returncode == 0
-    assert (tmp_path / "demo" / "report" / "index.html").is_file()  # the demo writes one too
-    done = gavel(
-        "report", tmp_path / "demo" / "photos", "--out", tmp_path / "page", "--title", "photos"
-    )
-    assert done.returncode == 0, done.stderr
-    page = (tmp_path / "page" / "index.html").read_text()
-    assert "<title>photos" in page
-    missing = gavel("report", tmp_path / "nope", "--out", tmp_path / "x")
-    assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 
 def _main(*args) -> int:
@@ -62,15 +49,16 @@ def test_a_recorded_image_root_outside_the_data_folder_needs_report_image_root(t
     assert all(img and img.startswith("thumbs/") for img in _gallery_images(page))
 
 
-def test_a_run_folder_whose_name_is_not_utf8(gavel, tmp_path):
-    """In a subprocess: the real standard streams, as a shell gives them."""
+def test_a_run_folder_whose_name_is_not_utf8(gavel, gavel_main, tmp_path):
+    """The score and the report in a subprocess: the real standard streams, as a shell gives
+    them."""
     import os
     import shutil
 
-    assert gavel("synth", "--n", "2", "--out", tmp_path / "set").returncode == 0
+    assert gavel_main("synth", "--n", "2", "--out", tmp_path / "set").code == 0
     data = tmp_path / "set" / "gavel.jsonl"
     pred = tmp_path / "p.jsonl"
-    assert gavel("generate", "--data", data, "--model", "scene", "--out", pred).returncode == 0
+    assert gavel_main("generate", "--data", data, "--model", "scene", "--out", pred).code == 0
     odd = tmp_path / os.fsdecode(b"run-\xff")
     done = gavel("score", "--data", data, "--predictions", pred, "--out", odd / "results.json",
                  "--bootstrap", "0")  # fmt: skip

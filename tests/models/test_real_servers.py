@@ -33,8 +33,32 @@ if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvic
 STARTUP = 180
 MAX_TOKENS = "8"
 
+#: The commands here run in-process: an exception that a thread or a finalizer would print as
+#: a traceback on the console fails the test instead of passing unseen.
+pytestmark = pytest.mark.filterwarnings(
+    "error::pytest.PytestUnhandledThreadExceptionWarning",
+    "error::pytest.PytestUnraisableExceptionWarning",
+)
+
 
 free_port, lines, synth = served_cli.free_port, served_cli.lines, served_cli.synth
+
+
+def as_completed(run):
+    """``served_cli``'s helpers read a completed process; here the commands run in-process
+    (only the server is a process of its own)."""
+
+    def call(*args) -> subprocess.CompletedProcess[str]:
+        done = run(*args)
+        return subprocess.CompletedProcess(args, done.code, done.out, done.err)
+
+    return call
+
+
+@pytest.fixture
+def gavel(gavel_main):
+    """In this module ``gavel ARGS`` runs in-process, through the real entry point."""
+    return as_completed(gavel_main)
 
 
 def transformers_command() -> list[str]:
@@ -122,11 +146,13 @@ def judge(gavel, served, tmp_path, data: Path, predictions: Path, *flags: str):
     return served_cli.judge(gavel, url, model, tmp_path, data, predictions, *flags)
 
 
-@pytest.fixture
-def gavel_predictions(gavel, served, tmp_path) -> tuple[Path, Path]:
-    data, _ = synth(gavel, "gavel", tmp_path / "data")
-    out = tmp_path / "pred.jsonl"
-    assert generate(gavel, served, "gavel", data, out).returncode == 0
+@pytest.fixture(scope="module")
+def gavel_predictions(gavel_shared, served, tmp_path_factory) -> tuple[Path, Path]:
+    """A data set and its answers, which the judge tests only read."""
+    folder, run = tmp_path_factory.mktemp("predictions"), as_completed(gavel_shared)
+    data, _ = synth(run, "gavel", folder / "data")
+    out = folder / "pred.jsonl"
+    assert generate(run, served, "gavel", data, out).returncode == 0
     return data, out
 
 
