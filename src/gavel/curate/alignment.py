@@ -27,7 +27,7 @@ from typing import Any
 
 from gavel.benchmarks.echo import echo_filter
 from gavel.curate.images import resolve_image
-from gavel.curate.pairs import Pair, read_pairs, write_pairs
+from gavel.curate.pairs import Pair, read_pairs, replies_path, write_pairs
 from gavel.errors import DataError
 from gavel.io.predictions import PredictionReader
 from gavel.parsing.structured import strip_think, structured_candidates
@@ -142,11 +142,6 @@ def request_for(pair: Pair, root: Path, template: Template, identity: str = "") 
         images=(path,),
         fields={"caption": pair.caption},
     )
-
-
-def replies_path(out: Path) -> Path:
-    """The raw answers kept beside the scored file (``scored.jsonl`` -> ``scored.replies.jsonl``)."""
-    return out.with_name(f"{out.stem}.replies.jsonl")
 
 
 def score_pairs(

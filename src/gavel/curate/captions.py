@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gavel.curate.images import list_images
-from gavel.curate.pairs import IMAGE_TO_TEXT, Pair, write_pairs
+from gavel.curate.pairs import IMAGE_TO_TEXT, Pair, replies_path, write_pairs
 from gavel.curate.sentences import split_sentences
 from gavel.io.predictions import PredictionReader
 from gavel.parsing.structured import strip_think
@@ -40,11 +40,6 @@ class CaptionResult:
     pairs: int
     failed: int
     run: AsyncRunSummary
-
-
-def replies_path(out: Path) -> Path:
-    """The raw answers kept beside the pairs file (``pairs.jsonl`` -> ``pairs.replies.jsonl``)."""
-    return out.with_name(f"{out.stem}.replies.jsonl")
 
 
 def request_id(relative: str, template: Template, identity: str) -> str:

@@ -85,3 +85,9 @@ def write_pairs(path: str | Path, pairs: Iterable[Pair]) -> int:
     lines = [_ENCODER.encode(pair) for pair in pairs]
     atomic_write_lines(path, lines)
     return len(lines)
+
+
+def replies_path(out: Path) -> Path:
+    """The raw answers kept beside a curate command's output (``pairs.jsonl`` ->
+    ``pairs.replies.jsonl``), so a rerun asks only what was not answered."""
+    return out.with_name(f"{out.stem}.replies.jsonl")
