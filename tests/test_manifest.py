@@ -18,3 +18,10 @@ def test_userinfo_of_every_url_is_redacted_and_nothing_else():
         "nested": {"url": "HTTPS://***@H/v1"},
         "count": 3,
     }
+
+
+def test_a_url_made_a_path_is_redacted_too():
+    """``Path("http://u:KEY@h/x")`` prints as ``http:/u:KEY@h/x``; a drive letter is no scheme."""
+    assert redact_userinfo("http:/u:KEY@h/x: file not found") == "http:/***@h/x: file not found"
+    assert redact_userinfo("C:/users/a@b/x.jsonl") == "C:/users/a@b/x.jsonl"
+    assert redact_userinfo("runs/a@b/x.jsonl") == "runs/a@b/x.jsonl"

@@ -59,8 +59,11 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
-#: ``scheme://user:secret@`` at the start of a URL: a key written into the URL's userinfo.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
+#: ``scheme://user:secret@`` at the start of a URL: a key written into the URL's userinfo. Also
+#: ``scheme:/user:secret@``, what a URL given where a path goes becomes as a ``Path`` (its
+#: ``//`` made one slash) and is printed in "file not found" (a scheme of two letters at
+#: least: ``C:/`` is a Windows drive).
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://|[a-z][a-z0-9+.-]+:/)[^/?#\s@]*@")
 
 
 def redact_userinfo(value: Any) -> Any:

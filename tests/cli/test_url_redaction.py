@@ -70,3 +70,19 @@ def test_data_given_as_a_url_is_refused_without_its_password(command, gavel_main
     done = gavel_main(command, "--data", url, *flags)
     assert done.code == 2 and "a URL is not read" in done.err, done.text
     assert "http://***@example.invalid" in done.err and PASSWORD not in done.text
+
+
+def test_a_url_given_where_a_path_goes_is_named_without_its_password(gavel_main, tmp_path):
+    """A path made of a URL prints as ``http:/someone:PASSWORD@...``: redacted in the "file not
+    found" message, the manifest and a local model's error lines alike."""
+    data = example_dir("photos") / "gavel.jsonl"
+    url = with_password("http://example.invalid/images")
+    out = tmp_path / "out" / "p.jsonl"
+    done = gavel_main("generate", "--data", data, "--model", "scene", "--image-root", url,
+                      "--out", out, "--no-progress")  # fmt: skip
+    assert done.code == 2 and PASSWORD not in done.text
+    assert "http:/***@example.invalid" in out.read_text()  # each sample's error line
+    assert PASSWORD not in written(tmp_path / "out")
+    done = gavel_main("score", "--data", data, "--predictions", url + "/p.jsonl")
+    assert done.code == 2 and "http:/***@example.invalid/images/p.jsonl: file not found" in done.err
+    assert PASSWORD not in done.text

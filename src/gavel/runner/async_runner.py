@@ -527,7 +527,8 @@ class _Runner:
                     message += f" (after {attempt + 1} attempts)"
                 self._show(failure, request.sample_id, message)
                 self.last_per_sample = failure.per_sample
-                self.summary.causes[failure.cause] = self.summary.causes.get(failure.cause, 0) + 1
+                cause = redact_userinfo(failure.cause)  # printed in the summary
+                self.summary.causes[cause] = self.summary.causes.get(cause, 0) + 1
                 # Replies that arrived but were refused (a judge's invalid scores) were paid for.
                 usage = getattr(error, "usage", None) or {}
                 self.summary.prompt_tokens += usage.get("prompt_tokens", 0)
@@ -638,7 +639,7 @@ class _Runner:
         message = f"{type(error).__name__}: {text}"
         if self.redact is not None:
             message = self.redact(message)
-        return message[:MAX_ERROR_CHARS]
+        return redact_userinfo(message)[:MAX_ERROR_CHARS]  # a local model's path, too
 
     def _prediction(
         self, request: Request, answer: Answer, started: float, meta: dict[str, Any] | None

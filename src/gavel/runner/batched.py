@@ -35,6 +35,7 @@ import msgspec
 
 from gavel.errors import ConfigError
 from gavel.io.files import AppendFile, close_synced
+from gavel.manifest import redact_userinfo
 from gavel.records import Prediction
 from gavel.requests import Answer, BatchModel, Request
 from gavel.runner.async_runner import (
@@ -265,4 +266,5 @@ class _Asker:
 
 
 def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {str(error) or 'no message'}"[:MAX_ERROR_CHARS]
+    text = f"{type(error).__name__}: {str(error) or 'no message'}"
+    return redact_userinfo(text)[:MAX_ERROR_CHARS]

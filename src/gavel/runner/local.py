@@ -18,6 +18,7 @@ import msgspec
 
 from gavel.io.files import AppendFile
 from gavel.io.predictions import PredictionReader
+from gavel.manifest import redact_userinfo
 from gavel.records import Prediction
 from gavel.requests import Model, Request
 
@@ -92,7 +93,9 @@ def _ask(model: Model, request: Request) -> Prediction:
         answer = model.answer(request)
     except Exception as error:  # a failed call is recorded, never fatal to the run
         return Prediction(
-            id=request.sample_id, model=model.name, error=f"{type(error).__name__}: {error}"
+            id=request.sample_id,
+            model=model.name,
+            error=redact_userinfo(f"{type(error).__name__}: {error}"),
         )
     return Prediction(
         id=request.sample_id,

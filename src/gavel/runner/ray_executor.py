@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gavel.errors import ConfigError, GavelError
+from gavel.manifest import redact_userinfo
 from gavel.requests import BatchModel, Model, Request, ServedModel
 from gavel.runner.local import RunSummary, _progress, completed_ids
 from gavel.runner.ray_resources import (
@@ -541,4 +542,4 @@ class _Pool:
 def _cause(error: BaseException) -> str:
     cause = getattr(error, "cause", None) or error
     text = str(cause).strip().splitlines()
-    return f"{type(cause).__name__}: {text[-1] if text else 'no message'}"
+    return redact_userinfo(f"{type(cause).__name__}: {text[-1] if text else 'no message'}")
