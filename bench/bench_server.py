@@ -25,10 +25,7 @@ from aiohttp import web
 
 #: The reply every request gets unless ``--reply`` says otherwise: a GAVEL answer (a verdict,
 #: an explanation and one box), which every benchmark's reader reads without failing.
-DEFAULT_REPLY = (
-    'Hallucination: yes. The suit is orange, not blue. '
-    '{"bbox_2d": [12, 30, 200, 260]}'
-)
+DEFAULT_REPLY = 'Hallucination: yes. The suit is orange, not blue. {"bbox_2d": [12, 30, 200, 260]}'
 
 
 class Counters:
