@@ -8,7 +8,8 @@ errors on our side (an image that cannot be read).
 The wait is exponential with full jitter (``uniform(0, min(max_delay, base * 2**attempt))``),
 so many workers hitting the same overloaded server spread out. A ``Retry-After`` header
 (seconds, or an HTTP date) or OpenAI's ``retry-after-ms`` is obeyed instead, up to
-``max_retry_after`` seconds.
+``max_retry_after`` seconds; a value that is not a finite number or a date (``nan``, ``inf``,
+words) is read as no value at all.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -75,24 +77,33 @@ def retry_after(error: BaseException) -> float | None:
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    millis = headers.get("retry-after-ms")
+    millis = _finite(headers.get("retry-after-ms"))
     if millis is not None:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
+        return max(millis / 1000, 0.0)
     return parse_retry_after(headers.get("retry-after"))
 
 
+def _finite(value: str | None) -> float | None:
+    """A header's number, or None when it is none or not finite (``nan``, ``inf``: read as
+    unreadable, never as a wait)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds: a number of seconds or an HTTP date (RFC 9110)."""
+    """``Retry-After`` as seconds: a number of seconds or an HTTP date (RFC 9110); a value
+    that is neither, or a number that is not finite, is None."""
     if value is None:
         return None
     value = value.strip()
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _finite(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
