@@ -247,3 +247,24 @@ def test_results_are_written_when_the_judge_is_refused_stopped_or_interrupted(
     assert result["metrics"]["explanation"]["judge"]["served_model"] == {"replies": ["m"]}
     for done in (refused.stderr, stopped.stderr, stderr):
         assert not any(word in done for word in LEAKS), done
+
+
+@pytest.mark.parametrize("damage", ["duplicated", "torn", "not-utf8"])
+def test_a_resume_file_that_cannot_be_read_ends_in_its_message_only(
+    server, api_key, tmp_path, damage
+):
+    out = tmp_path / "p.jsonl"
+    done = gavel_process(*generating(server.url, out))
+    assert done.returncode == 0, done.stderr
+    first, second, *rest = out.read_bytes().splitlines(keepends=True)
+    broken = {
+        "duplicated": [first, first, second],
+        "torn": [first, second[: len(second) // 2] + b"\n", *rest],
+        "not-utf8": [first, b'{"id": "\xff\xfe"}\n', second],
+    }[damage]
+    out.write_bytes(b"".join(broken))
+    again = gavel_process(*generating(server.url, out))
+    assert again.returncode == 2 and str(out) in again.stderr, again.stderr
+    assert not any(word in again.stderr for word in LEAKS), again.stderr
+    assert len([line for line in again.stderr.splitlines() if line.strip()]) <= 2, again.stderr
+    assert out.read_bytes() == b"".join(broken)  # nothing rewritten

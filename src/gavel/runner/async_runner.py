@@ -285,24 +285,27 @@ async def run_async(
     if summary is None:
         summary = AsyncRunSummary(model=model.name)
     summary.model = model.name
-    preflight = getattr(model, "preflight", None)
-    if preflight is not None:
-        try:
-            await preflight()  # e.g. the model is not among those the server serves: stop now
-        except BaseException:
-            await _close(model)  # its connections too: nothing is left open for the exit
-            raise
     control = getattr(model, "rate_control", None)  # a served model's rate limits (gate.py)
     if control is not None:
         control.set_ceiling(concurrency)
-    taken = take_errors(out) if retry_errors else {}
+    own_cache, store = False, cache if isinstance(cache, AnswerCache) else None
+    try:  # whatever stops the run before it starts leaves its message only: the connections
+        # preflight opened are closed first (no "Unclosed connector" lines after it)
+        preflight = getattr(model, "preflight", None)
+        if preflight is not None:
+            await preflight()  # e.g. the model is not among those the server serves: stop now
+        # A resume file that cannot be read (a torn, duplicated or non-UTF-8 line) stops here.
+        taken = take_errors(out) if retry_errors else {}
+        seen = completed_ids(out)
+        if cache is not None and not isinstance(cache, AnswerCache):
+            own_cache, store = True, AnswerCache(cache)
+        handle = AppendFile(out)
+    except BaseException:
+        if own_cache and store is not None:
+            store.close()
+        await _close(model)
+        raise
     summary.errors_retried = len(taken)
-    seen = completed_ids(out)
-    store: AnswerCache | None
-    if cache is None or isinstance(cache, AnswerCache):
-        own_cache, store = False, cache
-    else:
-        own_cache, store = True, AnswerCache(cache)
     runner = _Runner(model, store, policy, failure_budget, timeout, summary)
     runner.outage_limit = outage_limit
     runner.retried = set(taken)
@@ -310,7 +313,6 @@ async def run_async(
     remaining = None if total is None else max(total - len(seen), 0)
     started = time.perf_counter()
     iterator = _earlier_errors_last(requests, taken)
-    handle = AppendFile(out)
     bar = _Bar(model.name, remaining, progress, control.describe if control else None)
     last_sync = time.monotonic()
     encoder = msgspec.json.Encoder()
@@ -470,11 +472,9 @@ class _Runner:
         started = time.perf_counter()
         key = None
         if self.cache is not None:
-            key = (
-                await asyncio.to_thread(self.cache.key, self.identity, request)
-                if request.images
-                else self.cache.key(self.identity, request)
-            )
+            key = self.cache.key_if_hashed(self.identity, request)
+            if key is None:  # a file not hashed yet: read in a thread
+                key = await asyncio.to_thread(self.cache.key, self.identity, request)
             answer = self.cache.get(key)
             if answer is not None:
                 return self._prediction(request, answer, started, {"cached": True})

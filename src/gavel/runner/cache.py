@@ -75,6 +75,16 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _memo(path: Path) -> tuple[str, int, int] | None:
+    """What a file's remembered hash is found by (its real path, size and modification
+    time); None when it cannot be read."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return str(path.resolve()), stat.st_size, stat.st_mtime_ns
+
+
 class AnswerCache:
     """Open with ``AnswerCache(path)``; :meth:`key`, :meth:`get`, :meth:`put`, :meth:`close`."""
 
@@ -126,13 +136,20 @@ class AnswerCache:
         digest.update(_canonical(described).encode())
         return digest.hexdigest()
 
+    def key_if_hashed(self, identity: str, request: Request) -> str | None:
+        """:meth:`key`, when every file of the request was hashed already (else None: hashing
+        reads whole files, which is for a thread, not the event loop)."""
+        for path in request.images:
+            memo = _memo(Path(path))
+            if memo is not None and memo not in self._hashes:
+                return None
+        return self.key(identity, request)
+
     def file_sha256(self, path: Path) -> str:
         """A file's SHA-256, remembered by path, size and modification time."""
-        try:
-            stat = os.stat(path)
-        except OSError:
+        memo = _memo(path)
+        if memo is None:
             return f"missing:{path}"  # the model will fail on it; never a hit for a real file
-        memo = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
         with self._lock:
             if memo in self._hashes:
                 self._hashes.move_to_end(memo)
