@@ -382,3 +382,50 @@ def test_only_standard_fields_are_sent_by_default(server):
     _, body, _ = server.received[-1]
     assert set(body) == {"model", "messages", "max_tokens", "temperature"}
     assert body["max_tokens"] == 1024 and body["messages"][-1]["content"] == "p"
+
+
+def test_each_file_is_read_and_encoded_once_per_run_within_the_budget(
+    server, tmp_path, counting_video, monkeypatch
+):
+    import gavel.media.image_urls as image_urls
+    from gavel.runner.async_runner import run_async
+
+    photos = []
+    for index in range(3):
+        photo = tmp_path / f"p{index}.png"
+        pixels = np.full((40, 60, 3), 40 * index, dtype=np.uint8)
+        Image.fromarray(pixels).save(photo)
+        photos.append(photo)
+    video = counting_video(tmp_path / "clip.mp4", 16)
+    reads = []
+    real = image_urls.encode_file
+    monkeypatch.setattr("gavel.models.openai_compat.encode_file",
+                        lambda path, *a: reads.append(path) or real(path, *a))  # fmt: skip
+    # Four captions on each image, and a pair of questions on the video, all at once.
+    asked = [Request(f"s{i}", "gavel", f"caption {i}", (photos[i % 3],)) for i in range(12)]
+    asked += [Request(f"v{i}", "videohallucer", f"question {i}", (video,)) for i in range(2)]
+    model = chat(server, frames=4)
+    summary = asyncio.run(run_async(model, asked, tmp_path / "p.jsonl", concurrency=14,
+                                    progress=False))  # fmt: skip
+    assert summary.answered == 14 and summary.errors == 0
+    assert sorted(reads) == photos  # each image file read once
+    assert model.encoded.misses == 4 and len(model.encoded) == 4  # three images, one video
+    bodies = {fake.prompt_text(body): body for _, body, _ in server.received}
+    for i in range(12):  # every request carried its own image, byte for byte
+        (url,) = fake.image_urls(bodies[f"caption {i}"])
+        assert base64.b64decode(url.partition(",")[2]) == photos[i % 3].read_bytes()
+    frames = [fake.image_urls(bodies[f"question {i}"]) for i in range(2)]
+    assert len(frames[0]) == 4 and frames[0] == frames[1]
+
+    # A budget smaller than one image keeps none: every request encodes its file again.
+    reads.clear()
+    small = chat(server, image_cache_mb=0.0001)
+    asyncio.run(run_async(small, asked[:6], tmp_path / "q.jsonl", concurrency=1, progress=False))
+    assert len(reads) == 6 and len(small.encoded) == 0
+
+
+def test_the_image_budget_is_an_option_checked_like_the_others(server):
+    assert chat(server).encoded.max_bytes == 256 * 1024 * 1024
+    assert from_spec("vlm", base_url=server.url, image_cache_mb=8).encoded.max_bytes == 8 << 20
+    with pytest.raises(ConfigError, match="image_cache_mb"):
+        chat(server, image_cache_mb=-1)

@@ -69,6 +69,9 @@ class Fault:
     #: The whole JSON error body sent with ``status`` instead of OpenAI's
     #: ``{"error": {"message": ...}}``, e.g. FastAPI's ``{"detail": ...}``; bytes are sent raw.
     payload: Any = None
+    #: Seconds over which the reply's body trickles in, a few bytes at a time, after its
+    #: headers (a slow or stalling server); 0 sends it at once.
+    drip: float = 0.0
 
 
 def fastapi_detail(detail: Any) -> Fault:
@@ -426,12 +429,14 @@ class FakeOpenAIServer:
                     reply["model"] = server.answer_as
                 if server.tokenizer is not None:
                     reply["usage"] = server.count_usage(body, reply)
-                self._send(200, reply, rate_headers)
+                self._send(200, reply, rate_headers, drip=fault.drip if fault else 0.0)
 
-            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None):
-                self._send_raw(status, json.dumps(payload).encode(), headers)
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
+                      drip: float = 0.0):  # fmt: skip
+                self._send_raw(status, json.dumps(payload).encode(), headers, drip)
 
-            def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None):
+            def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None,
+                          drip: float = 0.0):  # fmt: skip
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -439,7 +444,15 @@ class FakeOpenAIServer:
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if not drip:
+                        self.wfile.write(data)
+                        return
+                    pieces = 20
+                    step = max(1, -(-len(data) // pieces))
+                    for start in range(0, len(data), step):
+                        self.wfile.write(data[start : start + step])
+                        self.wfile.flush()
+                        time.sleep(drip / pieces)
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the client gave up (its timeout)
 

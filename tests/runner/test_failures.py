@@ -370,3 +370,34 @@ def test_refusals_between_answers_do_not_stop_the_run(server, fake, api_key, tmp
     )
     summary = run(chat(server.url), requests(12), tmp_path / "p.jsonl", concurrency=1)
     assert (summary.answered, summary.errors) == (12, 8)
+
+
+def test_a_reply_that_trickles_in_past_the_timeout_is_retried_not_accepted(
+    server, fake, api_key, tmp_path
+):
+    # The first attempt's body drips over 3 s; --timeout 0.5 bounds the whole attempt, so it
+    # is cut and asked again instead of being accepted seconds late.
+    server.plan = fake.faults_by_marker({"<s0>": [fake.Fault(drip=3.0)]})
+    out = tmp_path / "p.jsonl"
+    summary = run(chat(server.url, timeout=0.5), requests(2), out)
+    by_id = {line["id"]: line for line in lines(out)}
+    assert summary.errors == 0 and summary.retries == 1
+    assert by_id["s0"]["meta"] == {"attempts": 2} and by_id["s0"]["response"] == "echo: <s0> is it?"
+    assert server.prompts["<s0> is it?"] == 2
+
+
+@pytest.mark.parametrize("header", [
+    {"Retry-After": "nan"}, {"retry-after-ms": "nan"}, {"Retry-After": "inf"},
+    {"retry-after-ms": "-inf", "Retry-After": "NaN"},
+])  # fmt: skip
+def test_a_retry_after_that_is_no_finite_number_is_read_as_none(
+    server, fake, api_key, tmp_path, caplog, header
+):
+    server.plan = fake.faults_by_marker(
+        {f"<s{i}>": [fake.Fault(status=429, headers=header)] for i in range(3)}
+    )
+    caplog.set_level("INFO", logger="gavel")
+    summary = run(chat(server.url), requests(3), tmp_path / "p.jsonl")
+    assert summary.errors == 0 and summary.rate_limited == 3
+    retries = [r.getMessage() for r in caplog.records if "; retry " in r.getMessage()]
+    assert len(retries) == 3 and not any("nan" in m or "inf" in m for m in retries)

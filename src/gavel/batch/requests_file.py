@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes, plain_mode
 from gavel.io.reading import bounded_lines
@@ -36,6 +38,8 @@ MAX_REQUESTS = 50_000
 MAX_BYTES = 190 * 1024 * 1024
 #: Bodies built at once (images are encoded off the event loop).
 BUILD_AT_ONCE = 16
+
+_encode = msgspec.json.Encoder().encode
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,10 @@ class Written:
 
 
 def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
+    """One line of the file. msgspec writes it: the body's images are JSON already
+    (``msgspec.Raw``), taken as they are."""
     line = {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return _encode(line) + b"\n"
 
 
 async def _bodies(model: Any, keyed: list[tuple[str, Request]]):

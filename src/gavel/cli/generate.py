@@ -86,6 +86,15 @@ from gavel.cli.rate_options import rate_limit_options
     help="openai: JSON merged into every request, for a server's own fields, e.g. "
     '\'{"top_k": 1}\' or \'{"chat_template_kwargs": {"enable_thinking": false}}\'.',
 )
+@click.option(
+    "--image-cache-mb",
+    type=bound_type(bound("image_cache_mb")),
+    default=None,
+    metavar="MIB",
+    help="openai: memory for images already encoded, so a file sent again (several captions "
+    "of one image, the questions of one video) is read and encoded once [default: 256]; 0 "
+    "keeps none.",
+)
 @click.option("--device", default=None, help="hf: auto, cpu, cuda or cuda:N [default: auto].")
 @click.option(
     "--dtype",

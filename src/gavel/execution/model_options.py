@@ -23,6 +23,7 @@ MODEL_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "--timeout": ("timeout", ("openai",)),
     "--no-model-check": ("model_check", ("openai",)),
     "--extra-body": ("extra_body", ("openai",)),
+    "--image-cache-mb": ("image_cache_mb", ("openai",)),
     "--max-tokens": ("max_tokens", ("openai", "hf")),
     "--temperature": ("temperature", ("openai", "hf")),
     "--device": ("device", ("hf",)),
@@ -107,7 +108,7 @@ def adapter_options(settings: GenerateSettings, bench: Benchmark,
     }  # fmt: skip
     # Options only some models take go to them only when given.
     given = (("device", s.device), ("dtype", s.dtype), ("batch_size", s.batch_size),
-             ("timeout", s.timeout))  # fmt: skip
+             ("timeout", s.timeout), ("image_cache_mb", s.image_cache_mb))  # fmt: skip
     options |= {k: v for k, v in given if v is not None}
     if s.no_model_check:
         options["model_check"] = False
@@ -119,6 +120,7 @@ def adapter_options(settings: GenerateSettings, bench: Benchmark,
                                         "timeout": s.timeout, "max_tokens": s.max_tokens,
                                         "model_check": False if s.no_model_check else None,
                                         "extra_body": s.extra_body,
+                                        "image_cache_mb": s.image_cache_mb,
                                         "temperature": s.temperature, "device": s.device,
                                         "dtype": s.dtype, "batch_size": s.batch_size,
                                         "frames": s.frames, "fps": s.fps,

@@ -95,6 +95,10 @@ class GenerateSettings:
     extra_body: str | Mapping[str, Any] | None = field(
         default=None, metadata=_meta(flag="--extra-body")
     )
+    #: MiB of encoded images kept for the requests that send a file again [256].
+    image_cache_mb: float | None = field(
+        default=None, metadata=_meta(flag="--image-cache-mb", bound=NON_NEGATIVE)
+    )
     #: hf: auto, cpu, cuda or cuda:N [auto].
     device: str | None = field(default=None, metadata=_meta(flag="--device"))
     #: hf: the weights' dtype [auto].

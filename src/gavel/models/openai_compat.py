@@ -6,6 +6,12 @@ sending, and the size actually sent is returned as ``Answer.sent_size``, which i
 ``pixel`` box convention scales back from. Requests are spread over several base URLs (one
 server per node), each new request going to the server with the fewest requests in flight.
 
+Each file is read and encoded once per run: what was sent for an image (or a video's frames) is
+kept for the next request that sends it (:mod:`gavel.media.image_cache`, ``image_cache_mb``,
+256 MiB unless told), and goes into the body as the JSON it already is. The body is encoded
+once, by msgspec, and sent as bytes by aiohttp (:mod:`gavel.transport.http_client`, which says
+why not through the official client).
+
 The API key is read from one environment variable (``api_key_env``) and goes only into the
 ``Authorization`` header: never into :meth:`OpenAIChatModel.settings`, manifests, predictions,
 error messages or logs. For a server started without a key (vLLM's default) a missing variable
@@ -43,8 +49,6 @@ for ``gpt-4o``, is the same model).
 from __future__ import annotations
 
 import asyncio
-import io
-import json
 import logging
 import os
 import threading
@@ -54,19 +58,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from PIL import Image
+import msgspec
 
-from gavel.errors import ConfigError, GavelError
+from gavel.errors import ConfigError
 from gavel.manifest import redact_userinfo
 from gavel.media.frames import Frames, sample_frames
-from gavel.media.image_urls import data_url, encode_image, fit_within
-from gavel.media.pixels import apply_pixel_limit, refusal
+from gavel.media.image_cache import EncodedImages
+from gavel.media.image_urls import IMAGE_FORMATS, EncodedImage, encode_file, encode_frame
 from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
 from gavel.parsing.conventions import qwen_smart_resize
 from gavel.requests import Answer, Capabilities, Request
 from gavel.transport.failures import SAME_REFUSALS
 from gavel.transport.gate import RateControl
+from gavel.transport.http_client import JSONClient
 from gavel.transport.retry import InvalidResponseError
 
 log = logging.getLogger(__name__)
@@ -76,7 +81,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent when the key variable is unset and the servers are not OpenAI's (vLLM accepts any key).
 PLACEHOLDER_KEY = "EMPTY"
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
-IMAGE_FORMATS = ("auto", "png", "jpeg")
 #: Seconds one attempt may take (``--timeout``): connecting, sending, and the whole reply.
 DEFAULT_TIMEOUT = 300.0
 #: Tokens one answer may take unless told (``--max-tokens``); always sent.
@@ -85,6 +89,10 @@ DEFAULT_MAX_TOKENS = 1024
 PREFLIGHT_TIMEOUT = 5.0
 #: Served models listed in a message at most.
 MAX_LISTED = 20
+#: MiB of encoded images a run keeps for the requests that send them again (``image_cache_mb``).
+DEFAULT_IMAGE_CACHE_MB = 256
+#: Request bodies as JSON bytes; the images in them are already JSON (``msgspec.Raw``).
+encode_body = msgspec.json.Encoder().encode
 #: Key variables whose absence was already said in this process.
 _NOTED_KEYS: set[str] = set()
 #: The command line's names for the settings, in what the advice after a refusal says.
@@ -96,11 +104,12 @@ GENERATE_FLAGS = {
     "temperature": "--temperature",
     "extra_body": "--extra-body",
     "model_check": "--no-model-check",
+    "image_cache_mb": "--image-cache-mb",
 }
 
 
 class OpenAIChatModel:
-    """Chat Completions through the official client's ``AsyncOpenAI``.
+    """Chat Completions over HTTP (:class:`gavel.transport.http_client.JSONClient`).
 
     ``image_format``: ``auto`` sends an unchanged PNG or JPEG file byte for byte and re-encodes
     anything else (resized images, other formats, video frames) as JPEG when it came from a
@@ -129,6 +138,7 @@ class OpenAIChatModel:
         model_check: bool = True,
         rpm: float | None = None,
         tpm: float | None = None,
+        image_cache_mb: float = DEFAULT_IMAGE_CACHE_MB,
     ):
         if not model:
             raise ConfigError("openai needs a model name: openai:MODEL (as the server names it)")
@@ -149,6 +159,8 @@ class OpenAIChatModel:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout}")
         if image_format not in IMAGE_FORMATS:
             raise ConfigError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}")
+        if not image_cache_mb >= 0:
+            raise ConfigError(f"image_cache_mb must be 0 or more MiB, got {image_cache_mb}")
         self.name = model
         self.model = model
         self.base_urls = urls
@@ -176,7 +188,10 @@ class OpenAIChatModel:
         #: Each server's rate budgets and adaptive in-flight limit (``gavel.transport.gate``).
         self.rate_control = RateControl(urls, rpm=rpm, tpm=tpm)
         self._next = 0
-        self._clients: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        self._clients: dict[asyncio.AbstractEventLoop, list[JSONClient]] = {}
+        #: What was sent for each file lately (an image, or a video's frames), for the next
+        #: request that sends it: read and encoded once per run, within the budget.
+        self.encoded = EncodedImages(int(image_cache_mb * 1024 * 1024))
         self._bridge: _LoopThread | None = None
         #: The flag names the advice after a refusal speaks of (the judge has its own).
         self.flags = dict(GENERATE_FLAGS)
@@ -251,22 +266,16 @@ class OpenAIChatModel:
         return self._bridge.run(self.answer_async(request))
 
     async def answer_async(self, request: Request) -> Answer:
-        """One attempt; raises the client's errors (the runner decides what to retry)."""
+        """One attempt; raises the transport's errors (the runner decides what to retry)."""
         body, sent = await self.request_body(request)
+        payload = encode_body(body)
         index = self._pick()
-        client = self._client(index)
+        post = partial(self._client(index).post, "/chat/completions", payload)
         self._busy[index] += 1
         try:
-            # The client's generic ``post`` (its documented way to any endpoint) with a plain
-            # JSON body and reply: the typed ``chat.completions.create`` walks every message
-            # part through its type hints and builds a model of the reply, about 1 ms of CPU per
-            # request, a third of the runner's whole cost at 64 requests in flight. Auth,
-            # base URL, timeout, connection pool and typed errors are the client's as usual;
-            # the raw response also gives the headers (the rate limits left, for the gate).
-            post = partial(_post, client, body)
+            # The gate reads the body (its text and images) for the token budgets; the reply's
+            # headers come back with it (the rate limits left).
             completion = await self.rate_control.gates[index].send(body, post)
-        except json.JSONDecodeError as error:
-            raise InvalidResponseError(f"the server's reply is not valid JSON: {error}") from None
         finally:
             self._busy[index] -= 1
         return self.answer_of(completion, sent)
@@ -275,17 +284,16 @@ class OpenAIChatModel:
         """The Chat Completions body sent for ``request`` and the first image's sent size.
 
         One function for every way a request leaves: online, and the lines of a batch
-        requests file (:mod:`gavel.batch`), so a batch asks exactly what a run would."""
-        videos = [Path(p) for p in request.images if Path(p).suffix.lower() in VIDEO_SUFFIXES]
-        if videos:
-            # Decoded on the pool sized to the cores (a pair's two questions share one decode);
-            # the frames are encoded there too, so the event loop only sends.
-            decoded = {path: await sample_frames_async(path, self.sampling) for path in videos}
-            content, sent = await in_pool(self.build_content, request, decoded)
-        elif request.images:
-            content, sent = await asyncio.to_thread(self.build_content, request)
-        else:
-            content, sent = self.build_content(request)
+        requests file (:mod:`gavel.batch`), so a batch asks exactly what a run would. The image
+        parts hold their URLs as JSON already (``msgspec.Raw``): encode the body with
+        :data:`encode_body`."""
+        content: list[dict[str, Any]] = []
+        sent: tuple[int, int] | None = None
+        for path in map(Path, request.images):
+            for image in await self._encoded(path):
+                content.append({"type": "image_url", "image_url": {"url": image.raw}})
+                sent = sent or image.size
+        content.append({"type": "text", "text": request.prompt})
         # A request without images is sent as plain text (what text-only servers expect).
         user: Any = content if request.images else request.prompt
         messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
@@ -396,10 +404,9 @@ class OpenAIChatModel:
         from gavel.transport.failures import classify
 
         url = redact_userinfo(self.base_urls[index])  # named in messages only
-        client = self._client(index).with_options(timeout=PREFLIGHT_TIMEOUT)
         try:
-            reply = await client.get("/models", cast_to=object)
-        except json.JSONDecodeError:
+            reply = await self._client(index).get("/models", PREFLIGHT_TIMEOUT)
+        except InvalidResponseError:
             self._unchecked(url, "its reply is not JSON")
             return None
         except Exception as error:  # no such route (404, 405), auth, down: not ours to judge
@@ -500,53 +507,44 @@ class OpenAIChatModel:
     def build_content(
         self, request: Request, decoded: Mapping[Path, Frames] | None = None
     ) -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
-        """The message content (images first, then the prompt) and the first image's sent size;
-        a video's frames are taken from ``decoded`` when there, else sampled here."""
+        """The message content (images first, then the prompt, URLs as text) and the first
+        image's sent size, for callers that build their own messages (the integrations); a
+        video's frames are taken from ``decoded`` when there, else sampled here."""
         parts: list[dict[str, Any]] = []
         sent: tuple[int, int] | None = None
-        for path in request.images:
-            path = Path(path)
+        for path in map(Path, request.images):
             if path.suffix.lower() in VIDEO_SUFFIXES:
                 frames = (decoded or {}).get(path) or sample_frames(path, self.sampling)
-                encoded = [self._encode_frame(frame) for frame in frames.images]
+                encoded = self._encode_frames(frames)
             else:
-                encoded = [self._encode_file(path)]
-            for url, size in encoded:
-                parts.append({"type": "image_url", "image_url": {"url": url}})
-                sent = sent or size
+                encoded = (encode_file(path, self.max_image_side, self.image_format),)
+            for image in encoded:
+                parts.append({"type": "image_url", "image_url": {"url": image.url}})
+                sent = sent or image.size
         parts.append({"type": "text", "text": request.prompt})
         return parts, sent
 
-    def _target(self, width: int, height: int) -> tuple[int, int]:
-        return fit_within((width, height), self.max_image_side)
+    async def _encoded(self, path: Path) -> tuple[EncodedImage, ...]:
+        """What is sent for the file at ``path``: from :attr:`encoded` when it was sent
+        lately, else read and encoded off the event loop (a video decoded on the pool sized to
+        the cores, where its frames are encoded too)."""
+        video = path.suffix.lower() in VIDEO_SUFFIXES
 
-    def _encode_file(self, path: Path) -> tuple[str, tuple[int, int]]:
-        apply_pixel_limit()
-        try:
-            data = path.read_bytes()
-            image = Image.open(io.BytesIO(data))
-            source = image.format
-            size = image.size
-            target = self._target(*size)
-            rotated = image.getexif().get(0x0112, 1) != 1  # servers may or may not apply it
-            if (
-                self.image_format == "auto"
-                and target == size
-                and source in ("PNG", "JPEG")
-                and not rotated
-            ):
-                return data_url(data, source), size
-            image.load()
-        except Image.DecompressionBombError as error:
-            raise refusal(path, error) from None
-        except OSError as error:
-            raise GavelError(f"cannot read image {path}: {error}") from None
-        jpeg = self.image_format == "jpeg" or (self.image_format == "auto" and source == "JPEG")
-        return encode_image(image, target, jpeg)
+        async def make() -> tuple[EncodedImage, ...]:
+            if video:
+                frames = await sample_frames_async(path, self.sampling)
+                return await in_pool(self._encode_frames, frames)
+            image = await asyncio.to_thread(
+                encode_file, path, self.max_image_side, self.image_format
+            )
+            return (image,)
 
-    def _encode_frame(self, frame: Any) -> tuple[str, tuple[int, int]]:
-        image = Image.fromarray(frame)
-        return encode_image(image, self._target(*image.size), self.image_format != "png")
+        return await self.encoded.fetch(EncodedImages.key(path), make)
+
+    def _encode_frames(self, frames: Frames) -> tuple[EncodedImage, ...]:
+        return tuple(
+            encode_frame(frame, self.max_image_side, self.image_format) for frame in frames.images
+        )
 
     # --- servers -----------------------------------------------------------------------------
 
@@ -557,21 +555,15 @@ class OpenAIChatModel:
         self._next = (start + 1) % count
         return min(((start + k) % count for k in range(count)), key=lambda i: self._busy[i])
 
-    def _client(self, index: int) -> Any:
+    def _client(self, index: int) -> JSONClient:
         """The client of server ``index`` for the running event loop (opened on first use)."""
         loop = asyncio.get_running_loop()
         clients = self._clients.get(loop)
         if clients is None:
-            import openai
-
             self._clients = {k: v for k, v in self._clients.items() if not k.is_closed()}
             clients = self._clients[loop] = [
-                openai.AsyncOpenAI(
-                    api_key=self.__key, base_url=url, max_retries=0, timeout=self.timeout,
-                    http_client=_http_client(self.timeout, url),
-                )
-                for url in self.base_urls
-            ]  # fmt: skip
+                JSONClient(url, self.__key, self.timeout) for url in self.base_urls
+            ]
         return clients[index]
 
 
@@ -585,14 +577,6 @@ def _same_model(asked: str, answered: str) -> bool:
         or answered.endswith("/" + asked)
         or asked.endswith("/" + answered)
     )
-
-
-async def _post(client: Any, body: dict[str, Any]) -> tuple[Any, Any]:
-    """The reply's JSON and its headers (the rate-limit headers pace the next requests)."""
-    import openai
-
-    raw = await client.post("/chat/completions", body=body, cast_to=openai.AsyncAPIResponse[object])
-    return await raw.parse(), raw.headers
 
 
 def _listed(model: str, names: list[str]) -> bool:
@@ -609,23 +593,6 @@ def _answers_unlisted(entries: list[dict[str, Any]]) -> bool:
         entry.get("owned_by") == "llamacpp" or isinstance(entry.get("status"), dict)
         for entry in entries
     )
-
-
-def _http_client(timeout: float, url: str) -> Any:
-    """aiohttp as the transport when installed (``openai[aiohttp]``): at 64 requests in flight
-    its C HTTP parser and connection pool take about two thirds of the CPU of the default
-    pure-Python transport. ``None`` keeps the default, as for a URL with credentials in it
-    (``http://user:key@host``), which aiohttp refuses beside the client's own Authorization
-    header while the default transport sends them."""
-    import openai
-
-    if urlsplit(url).username is not None:
-        return None
-
-    try:
-        return openai.DefaultAioHttpClient(timeout=timeout)
-    except (AttributeError, RuntimeError):  # an older client, or the extra is not installed
-        return None
 
 
 def _usage_of(completion: Any) -> dict[str, int]:
@@ -689,7 +656,7 @@ class _LoopThread:
 SPEC_OPTIONS = (
     "base_urls", "api_key_env", "max_tokens", "temperature", "max_image_side", "frames",
     "fps", "max_frames", "timeout", "box_format", "extra_body", "image_format", "model_check",
-    "rpm", "tpm",
+    "rpm", "tpm", "image_cache_mb",
 )  # fmt: skip
 
 

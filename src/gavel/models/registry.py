@@ -89,7 +89,7 @@ def _no_options(name: str, options: dict[str, Any]) -> None:
 @register("openai", "openai:MODEL (any OpenAI-compatible server: vLLM, SGLang, hosted APIs)")
 def _openai(argument: str, **options: Any) -> Model:
     try:
-        import openai  # noqa: F401  (checked here, so a missing extra fails before any work)
+        import aiohttp  # noqa: F401  (checked here, so a missing extra fails before any work)
 
         from gavel.models.openai_compat import from_spec
     except ImportError as error:

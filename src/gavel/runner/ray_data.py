@@ -21,17 +21,15 @@ are tested) anywhere.
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
-from PIL import Image
 
 from gavel.errors import GavelError
-from gavel.media.image_urls import data_url, encode_image, fit_within
+from gavel.media.image_urls import encode_file, encode_frame
 from gavel.media.sampling import sampling_from_options
 from gavel.records import Prediction
 from gavel.requests import Request
@@ -103,12 +101,12 @@ def preprocess(
             from gavel.media.frames import sample_frames
 
             video = sample_frames(path, sampling)
-            encoded = [_encode_frame(frame, max_image_side) for frame in video.images]
+            encoded = [encode_frame(frame, max_image_side) for frame in video.images]
         else:
-            encoded = [_encode_file(path, max_image_side)]
-        for url, size in encoded:
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-            sent = sent or list(size)
+            encoded = [encode_file(path, max_image_side)]
+        for image in encoded:
+            parts.append({"type": "image_url", "image_url": {"url": image.url}})
+            sent = sent or list(image.size)
     parts.append({"type": "text", "text": request.prompt})
     messages: list[dict[str, Any]] = (
         [{"role": "system", "content": request.system}] if request.system else []
@@ -189,26 +187,6 @@ def write_predictions(rows: Iterable[Mapping[str, Any]], out: str | Path) -> int
             written += 1
         os.fsync(handle.fileno())
     return written
-
-
-def _encode_file(path: Path, max_side: int | None) -> tuple[str, tuple[int, int]]:
-    try:
-        data = path.read_bytes()
-        image = Image.open(io.BytesIO(data))
-        target = fit_within(image.size, max_side)
-        rotated = image.getexif().get(0x0112, 1) != 1  # an engine may or may not apply it
-        if target == image.size and image.format in ("PNG", "JPEG") and not rotated:
-            return data_url(data, image.format), image.size
-        jpeg = image.format == "JPEG"
-        image.load()
-    except (OSError, Image.DecompressionBombError) as error:
-        raise GavelError(f"cannot read image {path}: {error}") from None
-    return encode_image(image, target, jpeg)
-
-
-def _encode_frame(frame: Any, max_side: int | None) -> tuple[str, tuple[int, int]]:
-    image = Image.fromarray(frame)
-    return encode_image(image, fit_within(image.size, max_side), jpeg=True)
 
 
 def _size(value: Any) -> list[int] | None:

@@ -1,8 +1,9 @@
 """What went wrong with a request, in words a user can act on, and whether the run should care.
 
-The client's own exception often hides the cause: with the aiohttp transport a refused connection
-arrives as ``APITimeoutError: Request timed out.``, the refusal three exceptions down its chain.
-:func:`classify` walks the chain (``__cause__`` / ``__context__``) and names the real cause:
+A client's own exception often hides the cause: a refused connection arrives as
+``APIConnectionError`` (or, from the official client's aiohttp transport, as ``APITimeoutError:
+Request timed out.``), the refusal exceptions down its chain. :func:`classify` walks the chain
+(``__cause__`` / ``__context__``) and names the real cause:
 
 ==================== =================================================== ================
 kind                 what happened                                       spends budget
@@ -234,7 +235,11 @@ def _os_kind(error: BaseException) -> str | None:
         if error.errno in _UNREACHABLE_ERRNOS:
             return UNREACHABLE
     # aiohttp's "server disconnected" carries no errno; name it by what it is.
-    if type(error).__name__ in ("ServerDisconnectedError", "RemoteProtocolError"):
+    if type(error).__name__ in (
+        "ServerDisconnectedError",
+        "RemoteProtocolError",
+        "ClientPayloadError",
+    ):
         return CONNECTION_RESET
     return None
 

@@ -233,13 +233,7 @@ class EndpointGate:
 
 def _timed_out(error: BaseException) -> bool:
     """Whether the request gave up waiting for its reply (the client's ``--timeout``)."""
-    if isinstance(error, TimeoutError):
-        return True
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - only without the api extra
-        return False
-    return isinstance(error, openai.APITimeoutError)
+    return isinstance(error, TimeoutError)
 
 
 class RateControl:
