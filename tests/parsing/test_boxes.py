@@ -780,7 +780,8 @@ def test_box_entirely_outside_the_image_is_clipped_then_degenerate():
         '{"bbox": "top left corner"}',
         '{"bbox": 42}',
         '{"bbox": ""}',
-        '{"bbox": {"x1": 100, "y1": 200, "x2": 300, "y2": 400}}',
+        '{"bbox": {"x1": 100, "y1": 200}}',
+        '{"bbox": {"left": 100, "x_min": 100, "top": 200, "bottom": 300, "right": 400}}',
         '{"boxes": [{"label": "dog"}]}',
         "<box>[[1, 2, 3]]</box>",
         "<box>somewhere on the left</box>",
@@ -998,16 +999,24 @@ def test_corner_labels_ahead_of_named_points():
     assert_boxes(parse_boxes(answer, "pixel", VGA), [(378, 114, 460, 395)])
 
 
-def test_one_box_repeated_under_both_labels_counts_once():
+def test_one_box_written_under_both_corner_labels_is_that_box():
+    # The top-left corner of the first tuple, the bottom-right corner of the second: the same.
     answer = "- Top-left corner: (168, 35, 270, 249)\n- Bottom-right corner: (168, 35, 270, 249)\n"
     result = parse_boxes(answer, "pixel", VGA)
+    assert (result.status, result.syntax) == (BoxStatus.LENIENT, "corners")
     assert_boxes(result, [(168, 35, 270, 249)])
-    assert result.repeated == 1
 
 
-def test_two_different_boxes_under_the_labels_stay_two():
+def test_two_tuples_under_corner_labels_give_the_corners_they_name():
+    # Qwen2.5-VL: a 4-tuple under each corner label. Each label names a corner: the top-left
+    # corner of the first tuple (126, 80), the bottom-right corner of the second (204, 364).
     answer = "- Top-left corner: (126, 80, 204, 359)\n- Bottom-right corner: (127, 290, 204, 364)"
-    assert len(parse_boxes(answer, "pixel", VGA).boxes) == 2
+    assert_boxes(parse_boxes(answer, "pixel", VGA), [(126, 80, 204, 364)])
+
+
+def test_a_point_and_a_tuple_under_corner_labels():
+    answer = "Top-left corner: (10, 20)\nBottom-right corner: (11, 21, 300, 400)"
+    assert_boxes(parse_boxes(answer, "pixel", VGA), [(10, 20, 300, 400)])
 
 
 def test_a_list_with_one_broken_object_keeps_every_well_formed_object():
