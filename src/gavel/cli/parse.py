@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
+from typing import TypeVar
 
 import click
 
 from gavel.api.models import preset_names
 from gavel.api.replies import IMAGE_SIDE, ReplyBoxes, convention_names, parse_reply, split_labels
 from gavel.cli.options import bound_type
+
+FC = TypeVar("FC", bound=Callable[..., object])
 
 #: The most characters read from standard input (``-``): the reader looks at no more anyway.
 MAX_STDIN = 400_000
@@ -30,6 +34,13 @@ def _pair(text: str | None, flag: str) -> tuple[int, int] | None:
     if not all(IMAGE_SIDE.min <= side <= IMAGE_SIDE.max for side in sides):  # type: ignore[operator]
         raise click.BadParameter(f"each side must be from 1 to {IMAGE_SIDE.max:,}", param_hint=flag)
     return sides
+
+
+def _side(name: str) -> Callable[[FC], FC]:
+    """``--width`` or ``--height`` of the original image."""
+    return click.option(f"--{name}", type=bound_type(IMAGE_SIDE), default=1000,
+                        show_default=True, help=f"{name.capitalize()} of the original image, "
+                        "in pixels.")  # fmt: skip
 
 
 def render_text(reading: ReplyBoxes) -> str:
@@ -64,20 +75,8 @@ def render_text(reading: ReplyBoxes) -> str:
     type=click.Choice(convention_names()),
     help="A box convention to read the reply under, instead of a preset's.",
 )
-@click.option(
-    "--width",
-    type=bound_type(IMAGE_SIDE),
-    default=1000,
-    show_default=True,
-    help="Width of the original image, in pixels.",
-)
-@click.option(
-    "--height",
-    type=bound_type(IMAGE_SIDE),
-    default=1000,
-    show_default=True,
-    help="Height of the original image, in pixels.",
-)
+@_side("width")
+@_side("height")
 @click.option(
     "--sent-size",
     metavar="WxH",
