@@ -174,3 +174,42 @@ def test_points_and_sizes_in_json_are_no_box():
     for answer in ('{"x": 10, "y": 20}', '{"image": {"width": 640, "height": 480}}',
                    '{"point_2d": [10, 20], "label": "cup"}'):  # fmt: skip
         assert parse_boxes(answer, "pixel", SQUARE).boxes == [], answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "box"),
+    [
+        ("(x1, y1, x2, y2) = (100, 200, 300, 400)", (100, 200, 300, 400)),
+        ("The box [x_min, y_min, width, height]: [100, 200, 200, 200].", (100, 200, 300, 400)),
+        ("(left, top, right, bottom) are (100, 200, 300, 400)", (100, 200, 300, 400)),
+        ("(x, y, w, h) (100, 200, 200, 200)", (100, 200, 300, 400)),
+        ("(y_min, x_min, y_max, x_max) = (200, 100, 400, 300)", (100, 200, 300, 400)),
+    ],
+)
+def test_four_labels_naming_four_numbers(answer, box):
+    result = parse_boxes(answer, "pixel", SQUARE)
+    assert (result.syntax, result.boxes) == ("labelled", [pytest.approx(box)])
+
+
+def test_labels_in_brackets_without_numbers_are_no_box():
+    # LLaVA-1.5 echoing its prompt, then a list with words where numbers belong.
+    answer = "Provide the bounding box [x1,y1,x2,y2] of the cat. ASSISTANT: [0.69, y1, 1.0, y2]"
+    assert parse_boxes(answer, "rel1-square", SQUARE).boxes == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"top_left": [100, 200], "bottom_right": [300, 400]}',
+        '[{"label": "cat", "Top-Left": {"x": 100, "y": 200}, "bottom right": {"X": 300, "Y": 400}}]',
+        '{"upper_left": [100, 200], "lower_right": [300, 400], "score": 0.5}',
+    ],
+)
+def test_json_objects_naming_two_corner_points(answer):
+    result = parse_boxes(answer, "pixel", SQUARE)
+    assert (result.status, result.boxes) == (BoxStatus.OK, [pytest.approx((100, 200, 300, 400))])
+
+
+def test_one_corner_point_is_no_box():
+    for answer in ('{"top_left": [100, 200]}', '{"top_left": [1, 2], "bottom_right": [3, true]}'):
+        assert parse_boxes(answer, "pixel", SQUARE).boxes == [], answer

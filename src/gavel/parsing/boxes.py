@@ -23,7 +23,7 @@ from typing import Any
 
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
 from gavel.parsing.conventions import Convention, ImageGeometry, get_convention
-from gavel.parsing.labelled import box_from_object
+from gavel.parsing.labelled import box_from_corners, box_from_object
 from gavel.parsing.numbers import NUMBER as _NUMBER
 from gavel.parsing.prose import prose_boxes
 from gavel.parsing.structured import (
@@ -176,7 +176,8 @@ def _collect_from_object(obj: dict[str, Any], raw: _Raw) -> bool:
     """Look for box keys in an object (and in nested objects/lists). True if any key was seen.
 
     An object without a box key may itself be a box by its labelled fields (``{"x_min": …,
-    "y_min": …, "x_max": …, "y_max": …}``, Moondream's detections; :mod:`gavel.parsing.labelled`).
+    "y_min": …, "x_max": …, "y_max": …}``, Moondream's detections) or by two corner points
+    (``{"top_left": [x, y], "bottom_right": [x, y]}``; :mod:`gavel.parsing.labelled`).
     Its ``label``, if any, is what a label filter reads.
     """
     seen = False
@@ -189,7 +190,7 @@ def _collect_from_object(obj: dict[str, Any], raw: _Raw) -> bool:
             break
     if not seen:
         numbers = {k: n for k, v in lowered.items() if (n := _as_number(v)) is not None}
-        labelled = box_from_object(numbers) if len(numbers) >= 4 else None
+        labelled = box_from_object(numbers) if len(numbers) >= 4 else box_from_corners(lowered)
         if labelled is not None:
             seen = True
             if raw.keeps(lowered.get("label")):

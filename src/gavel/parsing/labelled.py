@@ -6,6 +6,9 @@ with whatever labels it likes: ``x1/y1/x2/y2`` (or ``x0/y0/x1/y1``), ``x_min``/`
 ``center_x``) with a size, in any order and any case. The labels decide what each number is, so
 the order they come in never matters.
 
+An object may also name two corner points: ``{"top_left": [x, y], "bottom_right": [x, y]}``
+(each point a pair or ``{"x": …, "y": …}``; ``upper_left``/``lower_right`` too).
+
 What a set of labels means, per axis (x shown; y alike with ``top``/``bottom``/``height``):
 
 - a start (``x_min``, ``left``, ``x``, the lower of two numbered labels) and an end (``x_max``,
@@ -16,7 +19,9 @@ What a set of labels means, per axis (x shown; y alike with ``top``/``bottom``/`
 Labels that say the same thing twice on one axis (``left`` and ``x_min``) make the set
 ambiguous: no box. A lone ``x``/``y`` pair is a point, not a box.
 
-In prose the labelled numbers of one box lie close together: each ``LABEL: NUMBER`` (or
+In prose, four labels in brackets may name the four numbers that follow them
+(``(x_min, y_min, width, height) = (10, 20, 30, 40)``); otherwise the labelled numbers of one
+box lie close together: each ``LABEL: NUMBER`` (or
 ``LABEL = NUMBER``, the label quoted, backticked or in bold) follows the previous one within
 :data:`MAX_GAP` characters, so ``(x1: 380, y1: 380) to (x2: 960, y2: 960)`` is one box. A box is
 complete as soon as both axes are; a label seen again before then, or a longer gap, starts a new
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from gavel.parsing.numbers import NUMBER
 
@@ -43,6 +49,17 @@ LABEL = (
 # '=' and the number. Every quantifier is bounded: a long run of blanks is never rescanned.
 _PAIR = re.compile(
     rf"(?<![\w-])({LABEL})(?![\w-])[\"'`*]{{0,3}}[ \t]{{0,3}}[:=][ \t]{{0,3}}[\"']?({NUMBER})",
+    re.IGNORECASE,
+)
+
+
+_FOUR_LABELS = r"\s*+,\s*+".join([rf"({LABEL})"] * 4)
+_FOUR_NUMBERS = r"\s*+,\s*+".join([rf"({NUMBER})"] * 4)
+# Four labels in brackets naming the four numbers that follow: "(x1, y1, x2, y2) = (…)",
+# "[x_min, y_min, width, height]: […]", "(left, top, right, bottom) are (…)".
+_TUPLE = re.compile(
+    rf"[\[(]\s*+{_FOUR_LABELS}\s*+[\])][ \t]{{0,3}}(?:[:=]|is\b|are\b)?[ \t]{{0,3}}"
+    rf"[\[(]\s*+{_FOUR_NUMBERS}\s*+[\])]",
     re.IGNORECASE,
 )
 
@@ -133,8 +150,38 @@ def box_from_object(numbers: Mapping[str, float]) -> Quad | None:
     return box_from_roles(values) if values else None
 
 
-def labelled_boxes(text: str) -> Iterator[Quad]:
-    """Every box written as labelled numbers in prose, in text order."""
+_FIRST_CORNER = ("topleft", "upperleft")
+_SECOND_CORNER = ("bottomright", "lowerright")
+
+
+def _point(value: Any) -> tuple[float, float] | None:
+    """``[x, y]`` or ``{"x": x, "y": y}`` as two numbers, or None."""
+    if isinstance(value, dict):
+        lowered = {str(k).lower(): v for k, v in value.items()}
+        value = [lowered.get("x"), lowered.get("y")]
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return None
+    return float(value[0]), float(value[1])
+
+
+def box_from_corners(obj: Mapping[str, Any]) -> Quad | None:
+    """The box of an object naming two corner points (``{"top_left": [10, 20],
+    "bottom_right": {"x": 30, "y": 40}}``), or None."""
+    corners: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = str(key).lower().replace("_", "").replace("-", "").replace(" ", "")
+        corners.setdefault(name, value)
+    first = next((corners[k] for k in _FIRST_CORNER if k in corners), None)
+    second = next((corners[k] for k in _SECOND_CORNER if k in corners), None)
+    start, end = _point(first), _point(second)
+    if start is None or end is None:
+        return None
+    return (start[0], start[1], end[0], end[1])
+
+
+def _pair_boxes(text: str) -> Iterator[tuple[int, Quad]]:
     group: dict[tuple[str, str], float] = {}
     last_end = -1
     for match in _PAIR.finditer(text):
@@ -145,5 +192,20 @@ def labelled_boxes(text: str) -> Iterator[Quad]:
         last_end = match.end()
         box = box_from_roles(group)
         if box is not None:
-            yield box
+            yield match.start(), box
             group = {}
+
+
+def _tuple_boxes(text: str) -> Iterator[tuple[int, Quad]]:
+    for match in _TUPLE.finditer(text):
+        box = box_from_object(dict(zip(match.groups()[:4], map(float, match.groups()[4:]),
+                                       strict=True)))  # fmt: skip
+        if box is not None:
+            yield match.start(), box
+
+
+def labelled_boxes(text: str) -> Iterator[Quad]:
+    """Every box written as labelled numbers in prose, in text order: ``LABEL: NUMBER`` pairs,
+    and four labels naming four numbers (``(x_min, y_min, width, height) = (10, 20, 30, 40)``)."""
+    found = sorted([*_pair_boxes(text), *_tuple_boxes(text)], key=lambda item: item[0])
+    return (box for _, box in found)
