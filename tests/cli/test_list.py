@@ -53,3 +53,20 @@ def test_help_reads_no_plugin(plugin_site):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_list_presets_and_conventions_with_an_example_each(gavel_main):
+    done = gavel_main("list", "presets", "conventions")
+    assert done.code == 0, done.text
+    lines = done.out.splitlines()
+    assert lines[0] == "presets (each example's boxes in pixels of a 1000 x 800 image):"
+    at = lines.index("  qwen2-vl         built-in")
+    assert lines[at + 2].strip().startswith("convention rel1000; rule from QwenLM/Qwen2-VL README")
+    assert lines[at + 3].strip().startswith("e.g. <|object_ref_start|>the dog<|object_ref_end|>")
+    assert lines[at + 4].strip() == "-> [531, 412.8, 581, 476.8]"
+    at = lines.index("  molmo            built-in")
+    assert lines[at + 4].strip() == "-> no box"
+    conventions = lines.index("conventions (each example's boxes in pixels of a 1000 x 800 image):")
+    at = lines.index("  kosmos-2.5       built-in", conventions)
+    assert lines[at + 2].strip() == "e.g. <bbox><x_53><y_75><x_371><y_101></bbox>TOTAL 42.00"
+    assert "  gpt+paligemma    built-in" in lines

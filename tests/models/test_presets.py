@@ -92,6 +92,40 @@ DOCUMENTED = [
     ("llama-4", '{"boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
     ("pixtral", '{"boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
     ("phi-4-multimodal", '{"boxes": [[10, 20, 110, 220]]}', (640, 480), [(10, 20, 110, 220)]),
+    # PaliGemma (1 and 2) model cards: y_min x_min y_max x_max in 1024 bins, label after.
+    ("paligemma", "<loc0256><loc0512><loc0768><loc1000> cat", (1024, 512),
+     [(512, 128, 1000, 384)]),
+    ("paligemma-2", "<loc0000><loc0256><loc0512><loc0768> dog ; <loc0512><loc0000><loc1023>"
+     "<loc0512> cat", (2048, 1024), [(512, 0, 1536, 512), (0, 512, 1024, 1023)]),
+    # DeepSeek-OCR's script: v / 999 * size.
+    ("deepseek-ocr", "<|ref|>text<|/ref|><|det|>[[0, 333, 999, 666]]<|/det|>\nHello", (1998, 999),
+     [(0, 333, 1998, 666)]),
+    # Qwen2-VL and OS-Atlas READMEs: corner pairs in 0-1000.
+    ("qwen2-vl", "<|object_ref_start|>dog<|object_ref_end|><|box_start|>(100,200),(300,400)"
+     "<|box_end|>", (2000, 1000), [(200, 200, 600, 400)]),
+    ("os-atlas", "<|box_start|>(576,12),(592,42)<|box_end|><|im_end|>", (1000, 500),
+     [(576, 6, 592, 21)]),
+    # ASMv2's script: BOX_SCALE 999, exact at 999 x 999.
+    ("asmv2", "a <ref>bus</ref><box>[[290, 202, 835, 851]]</box>", (999, 999),
+     [(290, 202, 835, 851)]),
+    # InternVL2 / 2.5 model cards: 0-1000, in tags or (asked loosely) labelled in prose.
+    ("internvl2", "<ref>cat</ref><box>[[100, 200, 300, 400]]</box>", (2000, 1000),
+     [(200, 200, 600, 400)]),
+    ("internvl2.5", "at (x1: 100, y1: 200, x2: 300, y2: 400).", (2000, 1000),
+     [(200, 200, 600, 400)]),
+    # MiniGPT-v2's eval_ref.py: {<x1><y1><x2><y2>} / 100 * size.
+    ("minigpt-v2", "<p>a man</p> {<10><20><50><80>}", (2000, 1000), [(200, 200, 1000, 800)]),
+    # Shikra: 0-1 of the square-padded image; 1000 x 500 is padded to 1000 x 1000, 250 px on top.
+    ("shikra", "a cat [0.100,0.300,0.500,0.700;0.600,0.250,0.900,0.750]", (1000, 500),
+     [(100, 50, 500, 450), (600, 0, 900, 500)]),
+    # Ferret's model_refcoco.py: v * size / 1000.
+    ("ferret", "a dog [100, 200, 300, 400] .", (2000, 1000), [(200, 200, 600, 400)]),
+    # Moondream detect: 0-1.
+    ("moondream", '{"objects": [{"x_min": 0.1, "y_min": 0.2, "x_max": 0.3, "y_max": 0.4}]}',
+     (1000, 500), [(100, 100, 300, 200)]),
+    # Kosmos-2.5: pixels of the 1024 x 1024 input a 1000 x 1000 image is resized to.
+    ("kosmos-2.5", "<bbox><x_256><y_512><x_512><y_1024></bbox>line", (1000, 1000),
+     [(250, 500, 500, 1000)]),
 ]  # fmt: skip
 
 
@@ -127,6 +161,53 @@ def test_the_data_format_page_lists_every_family_preset_and_convention():
     page = (Path(__file__).resolve().parents[2] / "docs" / "data-format.md").read_text()
     families = page.split("### Families, presets and what they really write")[1]
     for name in set(preset_names()) - {"generic", "gavel-sft"}:
-        assert f"`{name}`" in families, name
+        preset = get_preset(name)
+        if preset.base is None:
+            assert f"`{name}`" in families, name
+        assert preset.source, name
     for name in convention_names():
         assert f"| `{name}` |" in page, name
+
+
+def test_each_preset_example_reads_under_its_own_convention():
+    from gavel.parsing import ImageGeometry, parse_boxes
+
+    for name in preset_names():
+        preset = get_preset(name)
+        boxes = parse_boxes(preset.example, preset.box_format, ImageGeometry(1000, 800)).boxes
+        # Molmo answers with points, which are no box.
+        assert bool(boxes) is (name != "molmo"), name
+
+
+# --- fine-tunes of a pixel family: BASE+TARGET ---------------------------------------------
+
+
+def test_every_pixel_family_has_a_fine_tune_to_each_token_format():
+    pixel = [n for n in preset_names()
+             if get_preset(n).box_format in ("pixel", "resized-pixel") and "+" not in n]  # fmt: skip
+    assert {"gpt", "gpt-4.1", "generic", "qwen2.5-vl", "claude"} <= set(pixel)
+    for base in pixel:
+        assert get_preset(f"{base}+paligemma").box_format == "loc1024-yx"
+        assert get_preset(f"{base}+florence-2").box_format == "loc1000"
+
+
+def test_a_fine_tune_keeps_the_base_images_and_prompt_and_reads_the_target_tokens():
+    from gavel.parsing import ImageGeometry, parse_boxes
+
+    tuned, base = get_preset("gpt+paligemma"), get_preset("gpt")
+    assert (tuned.max_image_side, tuned.gavel_prompt, tuned.base) == (
+        1024,
+        base.gavel_prompt,
+        "gpt",
+    )
+    # roboflow/notebooks' GPT-4o fine-tuned to PaliGemma's format, at 1024 x 1024.
+    answer = "<loc0432><loc0121><loc0882><loc0300> 5 of hearts"
+    boxes = parse_boxes(answer, tuned.box_format, ImageGeometry(1024, 1024)).boxes
+    assert boxes == [pytest.approx((121, 432, 300, 882))]
+    assert BOX_INSTRUCTIONS["loc1024-yx"] in prompt_for("gpt+paligemma")
+
+
+def test_only_pixel_families_have_fine_tunes():
+    for name in ("qwen3-vl+paligemma", "gemini+florence-2", "paligemma+florence-2"):
+        with pytest.raises(ConfigError, match="unknown preset"):
+            get_preset(name)

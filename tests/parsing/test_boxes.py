@@ -780,7 +780,8 @@ def test_box_entirely_outside_the_image_is_clipped_then_degenerate():
         '{"bbox": "top left corner"}',
         '{"bbox": 42}',
         '{"bbox": ""}',
-        '{"bbox": {"x1": 100, "y1": 200, "x2": 300, "y2": 400}}',
+        '{"bbox": {"x1": 100, "y1": 200}}',
+        '{"bbox": {"left": 100, "x_min": 100, "top": 200, "bottom": 300, "right": 400}}',
         '{"boxes": [{"label": "dog"}]}',
         "<box>[[1, 2, 3]]</box>",
         "<box>somewhere on the left</box>",
@@ -899,6 +900,20 @@ FRAGMENTS = [
     '"boxes"',
     "no box",
     "9" * 40,
+    "x1",
+    "y_min",
+    "left",
+    "width",
+    "=",
+    ";",
+    "Top-left corner",
+    "bottom-right",
+    "{<",
+    "><",
+    ">}",
+    "<x_5>",
+    "<y_7>",
+    '"x_min"',
 ]
 fragment_text = st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join)
 GEOMETRY = ImageGeometry(640, 480, sent_size=(320, 240), input_size=(644, 476))
@@ -927,6 +942,7 @@ def test_never_raises_on_arbitrary_text(text, box_format):
 @given(fragment_text, st.sampled_from(convention_names()))
 def test_never_raises_on_box_like_fragments(text, box_format):
     check_invariants(parse_boxes(text, box_format, GEOMETRY))
+    check_invariants(parse_boxes(text, box_format, GEOMETRY, labels=["cat", ""]))
 
 
 PATHOLOGICAL = {
@@ -947,14 +963,37 @@ PATHOLOGICAL = {
     "many small fences": ("```\n" + "[" * 1000 + "```") * 200,
     "many tokens": "<loc_1>" * 40_000,
     "nested parens": "(" * 100_000,
+    "labelled pairs": "x1: 1, y1: 2, x2: 3, y2: 4; " * 7_000,
+    "labels never closing a box": "x1: 1, " * 25_000,
+    "labels without numbers": "x_min: " * 25_000,
+    "blanks after a label": "x1:" + " " * 200_000,
+    "corner labels over tuples": "Top-left: (1, 2, 3, 4) Bottom-right: (5, 6, 7, 8)\n" * 3_000,
+    "corner labels alone": "top-left " * 20_000,
+    "corner point left open": "top-left (1, 2" + " " * 200_000,
+    "one long Shikra list": "[0.1,0.2,0.3,0.4;" * 10_000 + "0.1,0.2,0.3,0.4]",
+    "a Shikra list never closed": "[0.1,0.2,0.3,0.4;" * 12_000,
+    "MiniGPT-v2 boxes": "{<1><2><3><4>}" * 14_000,
+    "MiniGPT-v2 boxes cut short": "{<1><2><3>" * 20_000,
+    "Kosmos-2.5 lines": "<bbox><x_1><y_2><x_3><y_4></bbox>a" * 6_000,
+    "PaliGemma boxes": "<loc0001><loc0002><loc0003><loc0004> cat ; " * 5_000,
+    "labelled JSON objects": "["
+    + ",".join('{"x_min": 1, "y_min": 2, "x_max": 3, "y_max": 4}' for _ in range(4_000))
+    + "]",
 }
 
 
 @pytest.mark.parametrize("text", PATHOLOGICAL.values(), ids=PATHOLOGICAL.keys())
 def test_pathological_input_returns(text):
     # No timing assertion: a quadratic scan would make this test take minutes, not fail.
-    for box_format in ("rel1000", "loc1000"):
+    for box_format in ("rel1000", "loc1000", "loc1024-yx", "kosmos-2.5"):
         check_invariants(parse_boxes(text, box_format, GEOMETRY))
+        check_invariants(parse_boxes(text, box_format, GEOMETRY, labels=["cat"]))
+
+
+def test_thousands_of_boxes_are_all_read():
+    assert len(parse_boxes("{<1><2><3><4>}" * 14_000, "rel100", GEOMETRY).boxes) == 14_000
+    paligemma = "<loc0001><loc0002><loc0003><loc0004> cat ; " * 5_000
+    assert len(parse_boxes(paligemma, "loc1024-yx", GEOMETRY, labels=["cat"]).boxes) == 4_651
 
 
 # ============================================================================================
@@ -998,16 +1037,24 @@ def test_corner_labels_ahead_of_named_points():
     assert_boxes(parse_boxes(answer, "pixel", VGA), [(378, 114, 460, 395)])
 
 
-def test_one_box_repeated_under_both_labels_counts_once():
+def test_one_box_written_under_both_corner_labels_is_that_box():
+    # The top-left corner of the first tuple, the bottom-right corner of the second: the same.
     answer = "- Top-left corner: (168, 35, 270, 249)\n- Bottom-right corner: (168, 35, 270, 249)\n"
     result = parse_boxes(answer, "pixel", VGA)
+    assert (result.status, result.syntax) == (BoxStatus.LENIENT, "corners")
     assert_boxes(result, [(168, 35, 270, 249)])
-    assert result.repeated == 1
 
 
-def test_two_different_boxes_under_the_labels_stay_two():
+def test_two_tuples_under_corner_labels_give_the_corners_they_name():
+    # Qwen2.5-VL: a 4-tuple under each corner label. Each label names a corner: the top-left
+    # corner of the first tuple (126, 80), the bottom-right corner of the second (204, 364).
     answer = "- Top-left corner: (126, 80, 204, 359)\n- Bottom-right corner: (127, 290, 204, 364)"
-    assert len(parse_boxes(answer, "pixel", VGA).boxes) == 2
+    assert_boxes(parse_boxes(answer, "pixel", VGA), [(126, 80, 204, 364)])
+
+
+def test_a_point_and_a_tuple_under_corner_labels():
+    answer = "Top-left corner: (10, 20)\nBottom-right corner: (11, 21, 300, 400)"
+    assert_boxes(parse_boxes(answer, "pixel", VGA), [(10, 20, 300, 400)])
 
 
 def test_a_list_with_one_broken_object_keeps_every_well_formed_object():
@@ -1093,3 +1140,79 @@ def test_corner_points_labelled_x1_y1_and_x2_y2():
         "(x2, y2) = (300, 1000). This is an estimation"
     )
     assert_boxes(parse_boxes(answer, "rel1000", SQUARE), [(0, 800, 300, 1000)])
+
+
+# ============================================================================================
+# Syntaxes of MiniGPT-v2, Shikra, Kosmos-2.5, and PaliGemma's label filter
+
+
+def test_minigpt_v2_boxes_in_percent():
+    # MiniGPT-v2's eval_ref.py: {<x1><y1><x2><y2>}, each / 100 * size.
+    answer = "<p>a man</p> {<23><14><68><97>}<delim>{<1><2><3><4>}"
+    result = parse_boxes(answer, "rel100", ImageGeometry(2000, 1000))
+    assert (result.status, result.syntax) == (BoxStatus.OK, "minigpt-v2")
+    assert_boxes(result, [(460, 140, 1360, 970), (20, 20, 60, 40)])
+
+
+def test_minigpt_v2_with_blanks_between_the_numbers():
+    result = parse_boxes("{ <10> <20> <30> <40> }", "rel100", ImageGeometry(100, 100))
+    assert_boxes(result, [(10, 20, 30, 40)])
+
+
+def test_shikra_several_boxes_of_one_phrase_in_one_bracket():
+    answer = "Two cats [0.100,0.300,0.500,0.700;0.600,0.250,0.900,0.750] sit on a sofa [0,0,1,1]."
+    result = parse_boxes(answer, "rel1", ImageGeometry(1000, 500))
+    assert (result.status, result.syntax) == (BoxStatus.LENIENT, "plain")
+    assert_boxes(result, [(100, 150, 500, 350), (600, 125, 900, 375), (0, 0, 1000, 500)])
+
+
+def test_kosmos25_ocr_lines():
+    # A 2000 x 1000 receipt: scale = sqrt(4096 * 16/2000 * 16/1000) = 0.724; 90 columns and
+    # 45 rows of 16 px: the model saw 1440 x 720.
+    answer = (
+        "<bbox><x_144><y_72><x_720><y_144></bbox>TOTAL\n<bbox><x_0><y_0><x_1440><y_720></bbox>x"
+    )
+    result = parse_boxes(answer, "kosmos-2.5", ImageGeometry(2000, 1000))
+    assert (result.status, result.syntax) == (BoxStatus.OK, "kosmos-2.5")
+    assert_boxes(result, [(200, 100, 1000, 200), (0, 0, 2000, 1000)])
+
+
+def test_paligemma_label_filter_keeps_the_prompts_classes():
+    answer = (
+        "<loc0000><loc0000><loc0512><loc0512> cat ; <loc0512><loc0512><loc1023><loc1023> dog ; "
+        "<loc0000><loc0512><loc0512><loc1023> 5"
+    )
+    g = ImageGeometry(1024, 1024)
+    assert len(parse_boxes(answer, "loc1024-yx", g).boxes) == 3
+    result = parse_boxes(answer, "loc1024-yx", g, labels=["cat", "dog"])
+    assert_boxes(result, [(0, 0, 512, 512), (512, 512, 1023, 1023)])
+    assert result.label_dropped == 1
+    only_dogs = parse_boxes(answer, "loc1024-yx", g, labels=["dog"])
+    assert (len(only_dogs.boxes), only_dogs.label_dropped) == (1, 2)
+
+
+def test_paligemma_segmentation_tokens_before_the_label_are_skipped():
+    answer = "<loc0000><loc0000><loc0512><loc0512><seg012><seg100><seg003> cat"
+    result = parse_boxes(answer, "loc1024-yx", ImageGeometry(1024, 1024), labels=["cat"])
+    assert_boxes(result, [(0, 0, 512, 512)])
+
+
+def test_label_filter_on_json_labels_and_on_boxes_without_labels():
+    answer = (
+        '[{"box_2d": [0, 0, 500, 500], "label": "cat"}, {"box_2d": [1, 1, 2, 2], "label": "x"}]'
+    )
+    result = parse_boxes(answer, "yx1000", ImageGeometry(1000, 1000), labels=["cat"])
+    assert_boxes(result, [(0, 0, 500, 500)])
+    assert result.label_dropped == 1
+    # Tags and prose carry no label gavel reads: under a filter their boxes are set aside.
+    for text, convention in (("<box>[[1, 2, 3, 4]]</box>", "rel1000"), ("[1, 2, 3, 4]", "pixel")):
+        filtered = parse_boxes(text, convention, ImageGeometry(1000, 1000), labels=["cat"])
+        assert (filtered.boxes, filtered.label_dropped) == ([], 1)
+
+
+def test_token_runs_are_read_box_by_box():
+    # A run cut short leaves its own tokens malformed, not the next run's boxes misaligned.
+    answer = "car<loc_1><loc_2><loc_3> and<loc_10><loc_20><loc_30><loc_40>"
+    result = parse_boxes(answer, "loc1000", ImageGeometry(1000, 1000))
+    assert_boxes(result, [(10.5, 20.5, 30.5, 40.5)])
+    assert result.malformed == 1

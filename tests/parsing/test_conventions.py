@@ -18,6 +18,7 @@ from gavel.parsing.conventions import (
     QWEN25_MAX_PIXELS,
     QWEN25_MIN_PIXELS,
     ConventionError,
+    kosmos25_resize,
     qwen_smart_resize,
 )
 
@@ -36,6 +37,7 @@ ALL = [
     "rel1-square",
     "loc1000-quad",
     "patch32",
+    "kosmos-2.5",
 ]
 
 
@@ -79,6 +81,7 @@ def test_unknown_convention_is_a_declaration_error_naming_the_choices():
         ("rel1-square", (0, 1)),
         ("loc1000-quad", (0, 999)),
         ("patch32", (0, 1023)),
+        ("kosmos-2.5", None),
     ],
 )
 def test_value_ranges(name, expected):
@@ -95,6 +98,7 @@ def test_value_ranges(name, expected):
             ["0180", "0596", "0782", "0961"],
         ),
         ("coord-tokens", "<p-512><p-3><p0><p512>", ["-512", "-3", "0", "512"]),
+        ("kosmos-2.5", "<bbox><x_53><y_75><x_371><y_101></bbox>", ["53", "75", "371", "101"]),
     ],
 )
 def test_token_conventions_own_their_token_syntax(name, text, numbers):
@@ -412,3 +416,36 @@ def test_smart_resize_output_is_multiple_of_28_within_limits(width, height):
     assert w % 28 == 0 and h % 28 == 0
     assert w * h <= QWEN25_MAX_PIXELS
     assert w * h >= QWEN25_MIN_PIXELS
+
+
+# --------------------------------------------------------------------------------------------
+# Kosmos-2.5: pixels of the processor's resized input (16 x 16 patches, at most 4096)
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        # 1000 x 1000: scale = sqrt(4096 * 16/1000 * 16/1000) = 1.024, so 64 rows and 64 columns
+        # of 16 px: 1024 x 1024.
+        ((1000, 1000), (1024, 1024)),
+        # 800 x 1200 (portrait): scale = sqrt(4096 * 256 / 960000) = 1.04513; rows =
+        # floor(1.04513 * 1200 / 16) = floor(78.38) = 78, cols = floor(1.04513 * 800 / 16) =
+        # floor(52.26) = 52; 52 * 78 = 4056 <= 4096 patches.
+        ((800, 1200), (832, 1248)),
+        # A 16 x 4000 strip: scale = sqrt(4096 * 16/4000 * 16/16) = sqrt(16.384) = 4.0477;
+        # rows = floor(4.0477 * 250) = 1011, cols = floor(4.0477) = 4 (4044 patches).
+        ((16, 4000), (4 * 16, 1011 * 16)),
+    ],
+)
+def test_kosmos25_resize_by_hand(size, expected):
+    assert kosmos25_resize(*size) == expected
+
+
+def test_kosmos25_pixels_scale_back_from_the_resized_input():
+    # 800 x 1200 seen as 832 x 1248: x * 800 / 832, y * 1200 / 1248.
+    box = convert("kosmos-2.5", (104, 156, 416, 624), ImageGeometry(800, 1200))
+    assert box == pytest.approx((100, 150, 400, 600))
+    declared = ImageGeometry(800, 1200, input_size=(400, 600))
+    assert convert("kosmos-2.5", (100, 150, 200, 300), declared) == pytest.approx(
+        (200, 300, 400, 600)
+    )

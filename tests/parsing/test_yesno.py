@@ -12,11 +12,15 @@ from gavel.parsing.yesno import (
     BOTH,
     NEITHER,
     NO,
+    OTHER,
+    RULES,
     UNKNOWN,
     YES,
     contains_word,
+    mme_label,
     official_label,
     prepare,
+    read_yes_no,
     strict_reading,
     strict_yes_no,
 )
@@ -190,3 +194,60 @@ def test_strict_is_linear_on_hostile_text():
 def test_strict_reading_says_why(text, reading):
     assert strict_reading(text) == reading
     assert strict_yes_no(text) == reading[0]
+
+
+# ============================================================================================
+# MME's rule (eval_tool/calculation.py, parse_pred_ans): the exact word, else "yes" or "no"
+# within the first four characters of the lower-cased answer, else other
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("yes", YES),
+        ("No", NO),
+        ("YES", YES),
+        ("Yes, there is a dog.", YES),
+        ("no, the image does not show a rope bridge.", NO),
+        ("yes\n", YES),  # MME's lines keep their newline: not the exact word, but "yes" opens it
+        (" yes", YES),  # " yes"[:4] holds "yes"
+        ("  yes", OTHER),  # "  ye": the word starts too late
+        ("Nope", NO),  # letters, not a word: "no" opens "nope"
+        ("Not sure", NO),
+        ("know", NO),
+        ("None of them", NO),
+        ("yesno", YES),  # "yes" is looked for first
+        ("noyes", NO),  # "noye" holds "no" but not "yes"
+        ("Answer: yes", OTHER),
+        ("I think yes", OTHER),
+        ('the image shows a white wall with a sign on it that says "no smoking."', OTHER),
+        ("", OTHER),
+        (None, OTHER),
+    ],
+)
+def test_mme_rule(text, label):
+    assert mme_label(text) == label
+
+
+def test_the_rules_differ_where_the_answer_does_not_open_the_reply():
+    # LaVIN on MME: a reply about a sign, with "no" inside it.
+    text = 'the image shows a white wall with a sign on it that says "no smoking." the sign'
+    assert [read_yes_no(rule, text) for rule in ("official", "strict", "mme")] == [
+        NO, UNKNOWN, OTHER
+    ]  # fmt: skip
+
+
+def test_every_rule_is_named_with_the_benchmark_that_uses_it():
+    assert set(RULES) == {"official", "strict", "mme"}
+    assert "VideoHallucer" in RULES["official"].used_by
+    assert "MME" in RULES["mme"].used_by
+    for rule in RULES.values():
+        for text in ("yes", "No.", "maybe", "", None):
+            assert rule.read(text) in rule.labels
+    with pytest.raises(ValueError, match="unknown answer rule 'pope'"):
+        read_yes_no("pope", "yes")
+
+
+@given(st.text())
+def test_mme_never_raises(text):
+    assert mme_label(text) in (YES, NO, OTHER)

@@ -53,7 +53,12 @@ COMMANDS = {
     ),
     "list": LazyCommand(
         "gavel.cli.list:list_registered",
-        "What is registered: benchmarks, models and judges, built-in or from plugins.",
+        "What is registered: benchmarks, models and judges, built-in or from plugins, and the "
+        "model families' presets and box conventions.",
+    ),
+    "parse": LazyCommand(
+        "gavel.cli.parse:parse",
+        "Read one model reply as gavel reads it and print the boxes in pixels.",
     ),
     "report": LazyCommand(
         "gavel.cli.report:report",

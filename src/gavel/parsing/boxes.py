@@ -5,21 +5,27 @@ order the text gives them, and hands them to the *declared* convention for scali
 raises on model text; it returns a status:
 
 - ``ok``: boxes found in a structured syntax (a JSON key, a model's box tags or tokens);
-- ``lenient``: boxes found only as bare ``[x1, y1, x2, y2]`` lists in prose;
+- ``lenient``: boxes found only in prose (labelled corners, labelled numbers, bare lists:
+  :mod:`gavel.parsing.prose`);
 - ``none``: the answer states there is no box, or contains no box at all;
 - ``invalid``: something box-like was found but no usable box came out of it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
 from gavel.parsing.conventions import Convention, ImageGeometry, get_convention
+from gavel.parsing.labelled import box_from_corners, box_from_object
+from gavel.parsing.numbers import NUMBER as _NUMBER
+from gavel.parsing.prose import prose_boxes
 from gavel.parsing.structured import (
     MAX_TEXT,
     decode_literal,
@@ -57,6 +63,8 @@ class BoxParse:
     #: Every number of the reply lies in [0, 1] under a convention whose range is far wider
     #: (0-1000, pixels): most likely 0-1 coordinates. Recorded and warned about, never acted on.
     unit_interval: bool = False
+    #: Boxes set aside by a label filter (``labels=``): their label was not one asked for.
+    label_dropped: int = 0
 
 
 #: JSON keys whose value is a box, a list of boxes, or null.
@@ -76,9 +84,6 @@ _TAGGED = [
     ("deepseek", _tag(r"<\|det\|>", r"<\|/det\|>")),
     ("glm", _tag(r"<\|begin_of_box\|>", r"<\|end_of_box\|>")),
 ]
-# One way to match each number: ``\d+\.?\d*`` splits a digit run in many ways, so a long run
-# that is not followed by a comma backtracks quadratically.
-_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _QWEN2 = re.compile(
     rf"<\|box_start\|>\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,\s*"
     rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*<\|box_end\|>"
@@ -88,18 +93,8 @@ _QWEN1 = re.compile(
     rf"<box>\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,\s*"
     rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*</box>"
 )
-_PLAIN = re.compile(
-    rf"[\[(]\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*[\])]"
-)
-_POINT = rf"\(\s*(?:x\s*=\s*)?({_NUMBER})\s*,\s*(?:y\s*=\s*)?({_NUMBER})\s*\)"
-# "Top-left corner: (205, 34), Bottom-right corner: (467, 359)", or "(x1, y1) = (0, 800) and
-# (x2, y2) = (300, 1000)": two labelled points in prose,
-# each within a short bounded distance of its label, so the scan stays linear.
-_LABELLED_CORNERS = re.compile(
-    rf"(?:(?:top|upper)[- ]left\b|\(\s*x1\s*,\s*y1\s*\))[^\n]{{0,60}}?{_POINT}[\s\S]{{0,120}}?"
-    rf"(?:(?:bottom|lower)[- ]right\b|\(\s*x2\s*,\s*y2\s*\))[^\n]{{0,60}}?{_POINT}",
-    re.IGNORECASE,
-)
+# MiniGPT-v2 (and models trained on its data): {<x1><y1><x2><y2>}, integers in 0-100.
+_MINIGPT = re.compile(r"\{\s*+<(\d{1,4})>\s*+<(\d{1,4})>\s*+<(\d{1,4})>\s*+<(\d{1,4})>\s*+\}")
 # Qwen2.5-VL document parsing: HTML elements with data-bbox="x1 y1 x2 y2".
 _DATA_BBOX = re.compile(
     rf"data-bbox\s*=\s*[\"']\s*({_NUMBER})[\s,]+({_NUMBER})[\s,]+({_NUMBER})[\s,]+({_NUMBER})\s*[\"']"
@@ -121,6 +116,24 @@ class _Raw:
     syntax: str | None = None
     repaired: int = 0
     repeated: int = 0
+    #: The label filter (None: every box is kept) and how many boxes it set aside.
+    labels: frozenset[str] | None = None
+    label_dropped: int = 0
+
+    def keeps(self, label: Any) -> bool:
+        """Whether a box of this label passes the filter (counting it when it does not)."""
+        if self.labels is None:
+            return True
+        if isinstance(label, str) and label.strip() in self.labels:
+            return True
+        self.label_dropped += 1
+        return False
+
+    def drop_unlabelled(self) -> None:
+        """Under a label filter, set aside boxes of a syntax whose labels are not read (tags)."""
+        if self.labels is not None:
+            self.label_dropped += len(self.quads)
+            self.quads = []
 
 
 def _as_number(value: Any) -> float | None:
@@ -160,14 +173,28 @@ def _collect_boxes(value: Any, raw: _Raw) -> None:
 
 
 def _collect_from_object(obj: dict[str, Any], raw: _Raw) -> bool:
-    """Look for box keys in an object (and in nested objects/lists). True if any key was seen."""
+    """Look for box keys in an object (and in nested objects/lists). True if any key was seen.
+
+    An object without a box key may itself be a box by its labelled fields (``{"x_min": …,
+    "y_min": …, "x_max": …, "y_max": …}``, Moondream's detections) or by two corner points
+    (``{"top_left": [x, y], "bottom_right": [x, y]}``; :mod:`gavel.parsing.labelled`).
+    Its ``label``, if any, is what a label filter reads.
+    """
     seen = False
     lowered = {str(k).lower(): v for k, v in obj.items()}
     for key in BOX_KEYS:
         if key in lowered:
             seen = True
-            _collect_boxes(lowered[key], raw)
+            if raw.keeps(lowered.get("label")):
+                _collect_boxes(lowered[key], raw)
             break
+    if not seen:
+        numbers = {k: n for k, v in lowered.items() if (n := _as_number(v)) is not None}
+        labelled = box_from_object(numbers) if len(numbers) >= 4 else box_from_corners(lowered)
+        if labelled is not None:
+            seen = True
+            if raw.keeps(lowered.get("label")):
+                raw.quads.append(labelled)
     if not seen:
         for value in lowered.values():
             if isinstance(value, dict):
@@ -224,7 +251,7 @@ def _from_tags(text: str, raw: _Raw) -> None:
             else:
                 _collect_boxes(value, raw)
         return
-    for name, pattern in (("qwen2-vl", _QWEN2), ("html", _DATA_BBOX)):
+    for name, pattern in (("qwen2-vl", _QWEN2), ("html", _DATA_BBOX), ("minigpt-v2", _MINIGPT)):
         if _corner_pairs(text, raw, name, pattern):
             return
 
@@ -238,46 +265,60 @@ def _corner_pairs(text: str, raw: _Raw, name: str, pattern: re.Pattern[str]) -> 
     return bool(matches)
 
 
+@functools.cache
+def _run_of(token: re.Pattern[str]) -> re.Pattern[str]:
+    """Adjacent tokens (blanks between them allowed): one run, read box by box."""
+    return re.compile(rf"(?:{token.pattern})(?:\s*+(?:{token.pattern}))*+", token.flags)
+
+
+# What follows a run of tokens up to its label: other tokens (PaliGemma's <segNNN>), blanks.
+_LABEL_AFTER = re.compile(r"(?:\s*+<[^<>\n]{1,32}>)*+[ \t]*+([^;<\n]{0,200})")
+
+
 def _from_tokens(text: str, convention: Convention, raw: _Raw) -> None:
+    """Each run of adjacent tokens, ``arity`` tokens a box; a run's leftover tokens are malformed.
+
+    A label filter reads, for a convention whose label follows its tokens (PaliGemma's
+    ``<loc…>×4 label ;``), the text after the run up to the next ``;``, ``<`` or line end.
+    """
     assert convention.token is not None
-    values = [float(m) for m in convention.token.findall(text)]
-    if not values:
-        return
-    raw.syntax = convention.name
     size = convention.arity
-    for i in range(0, len(values) - len(values) % size, size):
-        raw.quads.append(tuple(values[i : i + size]))
-    if len(values) % size:
-        raw.malformed += 1
+    for run in _run_of(convention.token).finditer(text):
+        values = [float(m) for m in convention.token.findall(run.group(0))]
+        raw.syntax = convention.name
+        if len(values) % size:
+            raw.malformed += 1
+        if raw.labels is not None:
+            label = _LABEL_AFTER.match(text, run.end()) if convention.label_after else None
+            if not raw.keeps(label.group(1) if label else None):
+                continue
+        for i in range(0, len(values) - len(values) % size, size):
+            raw.quads.append(tuple(values[i : i + size]))
 
 
 def _from_prose(text: str, raw: _Raw) -> None:
-    """Boxes in prose: labelled corner points first, else bare ``[x1, y1, x2, y2]`` lists.
-
-    A box written twice (the same numbers under "top-left" and "bottom-right") counts once.
-    """
-    found = [tuple(float(g) for g in m) for m in _LABELLED_CORNERS.findall(text)]
-    syntax = "corners"
-    if not found:
-        found = [tuple(float(g) for g in m) for m in _PLAIN.findall(text)]
-        syntax = "plain"
-    unique = list(dict.fromkeys(found))
-    raw.repeated = len(found) - len(unique)
-    raw.quads.extend(unique)
+    """Boxes in prose (:mod:`gavel.parsing.prose`); a label filter keeps none of them."""
+    found, syntax, repeated = prose_boxes(text)
+    raw.repeated = repeated
+    raw.quads.extend(found)
+    raw.drop_unlabelled()
     if raw.quads:
         raw.syntax = syntax
 
 
-def extract_raw(text: str, convention: Convention) -> tuple[_Raw, bool]:
+def extract_raw(
+    text: str, convention: Convention, labels: Collection[str] | None = None
+) -> tuple[_Raw, bool]:
     """Numbers as written in the text, and whether they came from a strict syntax."""
     text = strip_think(text[:MAX_TEXT])
-    raw = _Raw()
+    raw = _Raw(labels=None if labels is None else frozenset(label.strip() for label in labels))
     if convention.token is not None:
         _from_tokens(text, convention, raw)
         if raw.syntax:
             return raw, True
     _from_tags(text, raw)
     if raw.syntax:
+        raw.drop_unlabelled()
         return raw, True
     _from_structures(text, raw)
     if raw.syntax:
@@ -324,15 +365,26 @@ def _all_in_unit_interval(quads: list[tuple[float, ...]]) -> bool:
     )
 
 
-def parse_boxes(text: str | None, box_format: str, geometry: ImageGeometry) -> BoxParse:
+def parse_boxes(
+    text: str | None,
+    box_format: str,
+    geometry: ImageGeometry,
+    *,
+    labels: Collection[str] | None = None,
+) -> BoxParse:
     """Parse every box in ``text`` under the declared ``box_format`` into original pixels.
+
+    ``labels``: keep only boxes whose label is one of these (as supervision's PaliGemma reader
+    does with its ``classes``): the label after a run of PaliGemma ``<loc…>`` tokens, or a JSON
+    object's ``label``. A box with no label, or another one, is set aside and counted
+    (``label_dropped``); boxes in prose carry no label, so a filter keeps none of them.
 
     Raises only for a bad *declaration* (unknown format); never for the text itself.
     """
     convention = get_convention(box_format)
     if not text:
         return BoxParse(BoxStatus.NONE)
-    raw, strict = extract_raw(text, convention)
+    raw, strict = extract_raw(text, convention, labels)
     result = BoxParse(
         BoxStatus.NONE,
         syntax=raw.syntax,
@@ -340,6 +392,7 @@ def parse_boxes(text: str | None, box_format: str, geometry: ImageGeometry) -> B
         stated_none=raw.explicit_none,
         repaired=raw.repaired,
         repeated=raw.repeated,
+        label_dropped=raw.label_dropped,
         unit_interval=convention.warn_unit_interval and _all_in_unit_interval(raw.quads),
     )
     convert_quads(raw.quads, convention, geometry, result)

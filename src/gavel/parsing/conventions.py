@@ -51,6 +51,11 @@ class Convention:
     #: Relative conventions: where all of a reply's numbers lie in [0, 1], they were most likely
     #: written in 0-1 (a recorded warning, never a change of convention).
     warn_unit_interval: bool = False
+    #: Token conventions whose box is followed by its label (PaliGemma's ``<loc…>×4 cat ;``),
+    #: which a label filter reads.
+    label_after: bool = False
+    #: One reply in this convention (``gavel list conventions`` shows what it reads).
+    example: str = ""
 
 
 _CONVENTIONS: dict[str, Convention] = {}
@@ -111,6 +116,24 @@ def qwen_smart_resize(
     return w_bar, h_bar
 
 
+#: Kosmos-2.5's image processor (Pix2Struct's): 16 x 16 patches, at most 4096 of them.
+KOSMOS25_PATCH = 16
+KOSMOS25_MAX_PATCHES = 4096
+
+
+def kosmos25_resize(
+    width: int, height: int, patch: int = KOSMOS25_PATCH, max_patches: int = KOSMOS25_MAX_PATCHES
+) -> tuple[int, int]:
+    """The model-input size (width, height) Kosmos-2.5's processor resizes an image to: the
+    largest grid of whole patches, aspect ratio kept, within ``max_patches``. Its
+    ``<x_N><y_N>`` coordinates are pixels of that input (the processor returns it as
+    ``width``/``height``)."""
+    scale = math.sqrt(max_patches * (patch / height) * (patch / width))
+    rows = max(min(math.floor(scale * height / patch), max_patches), 1)
+    cols = max(min(math.floor(scale * width / patch), max_patches), 1)
+    return cols * patch, rows * patch
+
+
 def _pixel(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
     sent_w, sent_h = g.sent_size or (g.width, g.height)
     return _scaled(g.width / sent_w, g.height / sent_h, values)
@@ -118,6 +141,11 @@ def _pixel(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
 
 def _resized_pixel(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
     in_w, in_h = g.input_size or qwen_smart_resize(g.width, g.height)
+    return _scaled(g.width / in_w, g.height / in_h, values)
+
+
+def _kosmos25_pixel(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
+    in_w, in_h = g.input_size or kosmos25_resize(g.width, g.height)
     return _scaled(g.width / in_w, g.height / in_h, values)
 
 
@@ -195,6 +223,7 @@ register(
         "pixels of the image as sent (scaled by original/sent size)",
         _pixel,
         warn_unit_interval=True,
+        example='{"boxes": [[120, 80, 430, 560]]}',
     )
 )
 register(
@@ -204,9 +233,18 @@ register(
         "else Qwen2.5-VL's smart_resize with its default limits",
         _resized_pixel,
         warn_unit_interval=True,
+        example='{"bbox_2d": [125, 169, 754, 208], "text_content": "UNIHAKKA"}',
     )
 )
-register(Convention("rel1", "relative coordinates in 0-1", _relative(1.0), value_range=(0, 1)))
+register(
+    Convention(
+        "rel1",
+        "relative coordinates in 0-1",
+        _relative(1.0),
+        value_range=(0, 1),
+        example='{"bbox_2d": [0.28, 0.5, 0.52, 0.7]}',
+    )
+)
 register(
     Convention(
         "rel1000",
@@ -214,6 +252,7 @@ register(
         _relative(1000.0),
         value_range=(0, 1000),
         warn_unit_interval=True,
+        example='{"bbox_2d": [280, 500, 520, 700], "label": "cup"}',
     )
 )
 register(
@@ -223,6 +262,7 @@ register(
         _relative(999.0),
         value_range=(0, 999),
         warn_unit_interval=True,
+        example="<|ref|>compact car<|/ref|><|det|>[[220, 416, 417, 720]]<|/det|>",
     )
 )
 register(
@@ -232,6 +272,7 @@ register(
         _florence_bins,
         token=re.compile(r"<loc_(\d{1,4})>"),
         value_range=(0, 999),
+        example="car<loc_54><loc_375><loc_906><loc_707>",
     )
 )
 register(
@@ -241,6 +282,9 @@ register(
         _paligemma_bins,
         token=re.compile(r"<loc(\d{4})>"),
         value_range=(0, 1023),
+        label_after=True,
+        example="<loc0180><loc0596><loc0782><loc0961> david bowie ; "
+        "<loc0722><loc0047><loc0895><loc0378> car",
     )
 )
 register(
@@ -250,6 +294,7 @@ register(
         _gemini,
         value_range=(0, 1000),
         warn_unit_interval=True,
+        example='{"box_2d": [393, 67, 574, 206], "label": "red sprinkle topping"}',
     )
 )
 register(
@@ -259,6 +304,7 @@ register(
         _coord_tokens,
         token=re.compile(r"<p(-?\d{1,3})>"),
         value_range=(-512, 512),
+        example="<p-200><p-100><p300><p400>",
     )
 )
 register(
@@ -268,6 +314,7 @@ register(
         _relative(1000.0),
         value_range=(0, 1000),
         warn_unit_interval=True,
+        example="<ref> Two apples</ref><box>(302,257),(582,671)</box>",
     )
 )
 register(
@@ -277,6 +324,7 @@ register(
         _relative(100.0),
         value_range=(0, 100),
         warn_unit_interval=True,
+        example="[12.5, 20, 50, 75.5]",
     )
 )
 register(
@@ -286,6 +334,7 @@ register(
         "v * max(W, H) minus the padding",
         _square_padded,
         value_range=(0, 1),
+        example="[0.12, 0.25, 0.5, 0.75]",
     )
 )
 register(
@@ -297,6 +346,7 @@ register(
         token=re.compile(r"<loc_(\d{1,4})>"),
         value_range=(0, 999),
         arity=8,
+        example="STOP<loc_177><loc_226><loc_345><loc_224><loc_345><loc_327><loc_177><loc_331>",
     )
 )
 register(
@@ -308,5 +358,17 @@ register(
         token=re.compile(r"<patch_index_(\d{4})>"),
         value_range=(0, KOSMOS_GRID * KOSMOS_GRID - 1),
         arity=2,
+        example="<phrase> a snowman</phrase><object><patch_index_0044><patch_index_0863></object>",
+    )
+)
+register(
+    Convention(
+        "kosmos-2.5",
+        "Kosmos-2.5 <bbox><x_N><y_N><x_N><y_N></bbox> (OCR lines): pixels of the processor's "
+        "resized input; input size from the prediction, else Kosmos-2.5's rule (16 x 16 "
+        "patches, at most 4096)",
+        _kosmos25_pixel,
+        token=re.compile(r"<[xy]_(\d{1,5})>"),
+        example="<bbox><x_53><y_75><x_371><y_101></bbox>TOTAL 42.00",
     )
 )

@@ -1,6 +1,7 @@
-"""Yes/no answers from free model text: the official VideoHallucer match and a strict extractor.
+"""Yes/no answers from free model text: each benchmark's own rule, and a strict extractor.
 
-Two rules, chosen by name (docs/videohallucer.md works through examples of both):
+Three rules, by name (:data:`RULES`; docs/videohallucer.md works through examples of the first
+two, docs/data-format.md says which benchmark uses which):
 
 ``official``
     What the VideoHallucer scoring code does: an answer is correct when its gold word occurs in
@@ -16,12 +17,23 @@ Two rules, chosen by name (docs/videohallucer.md works through examples of both)
     occur anywhere in it. Everything else — hedges, refusals, "I think yes", "Nope", a bare
     empty string — is ``unknown``, which callers count and report as a rate.
 
-Neither function raises on any string.
+``mme``
+    :func:`mme_label`: what MME's own evaluation tool does (``eval_tool/calculation.py``,
+    ``parse_pred_ans``, after it lower-cases the answer): the answer that *is* ``yes`` or ``no``
+    is that word; else ``yes`` when "yes" occurs anywhere in its first four characters, else
+    ``no`` when "no" does (as letters, not as a word: "Nope" and "Not really" are ``no``), else
+    ``other``. Only the opening counts: LaVIN's "the image shows a white wall with a sign on it
+    that says "no smoking."" is ``other`` under MME's rule, where the official whole-word rule
+    finds "no" and reads ``no``.
+
+No function here raises on any string.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from gavel.parsing.structured import strip_think
 
@@ -32,7 +44,10 @@ UNKNOWN = "unknown"
 BOTH = "both"
 NEITHER = "neither"
 
+#: The rules VideoHallucer's scoring offers (``--answer-rule``).
 ANSWER_RULES = ("official", "strict")
+#: :func:`mme_label`'s answer for a reply that opens with neither word.
+OTHER = "other"
 
 # The upstream pattern is r'\b(' + answer + r')\b' with the gold answer spliced in unescaped; for
 # "yes" and "no" escaping changes nothing.
@@ -99,6 +114,58 @@ def strict_reading(text: str | None) -> tuple[str, str | None]:
 def strict_yes_no(text: str | None) -> str:
     """``yes``, ``no`` or ``unknown``: the opening word, unless the other word also occurs."""
     return strict_reading(text)[0]
+
+
+def mme_label(text: str | None) -> str:
+    """``yes``, ``no`` or ``other``: MME's rule (the exact word, else "yes" or "no" within the
+    first four characters, "yes" first, else ``other``), on the lower-cased answer."""
+    answer = (text or "").lower()
+    if answer in (YES, NO):
+        return answer
+    opening = answer[:4]
+    if YES in opening:
+        return YES
+    return NO if NO in opening else OTHER
+
+
+@dataclass(frozen=True)
+class AnswerRule:
+    """A named yes/no rule: what it reads a reply as, the labels it gives, whose rule it is."""
+
+    name: str
+    read: Callable[[str | None], str]
+    labels: tuple[str, ...]
+    #: The benchmark whose own scoring code the rule follows (or gavel's, for ``strict``).
+    used_by: str
+
+
+def _official(text: str | None) -> str:
+    return official_label(text or "")
+
+
+#: Every yes/no rule gavel knows, by name.
+RULES = {
+    rule.name: rule
+    for rule in (
+        AnswerRule("official", _official, (YES, NO, BOTH, NEITHER),
+                   "VideoHallucer (its scoring code: the gold word as a whole word anywhere)"),
+        AnswerRule("strict", strict_yes_no, (YES, NO, UNKNOWN),
+                   "gavel (VideoHallucer's --answer-rule strict)"),
+        AnswerRule("mme", mme_label, (YES, NO, OTHER),
+                   "MME (eval_tool/calculation.py, parse_pred_ans)"),
+    )
+}  # fmt: skip
+
+
+def read_yes_no(rule: str, text: str | None) -> str:
+    """``text`` read by the rule named ``rule`` (a key of :data:`RULES`)."""
+    try:
+        chosen = RULES[rule]
+    except KeyError:
+        raise ValueError(
+            f"unknown answer rule {rule!r}; choose one of: {', '.join(RULES)}"
+        ) from None
+    return chosen.read(text)
 
 
 def prepare(text: str, *, drop_think: bool) -> str:

@@ -331,7 +331,7 @@ def test_box_repairs_and_unit_coordinates_are_counted_and_warned(tmp_path):
     broken = '```json\n[{"bbox_2d": [0, 0, 500, 500]},\n{\n{"bbox_2d": [0, 0, 250, 250]}]\n```'
     responses = {
         "broken-list": broken,
-        "twice": "Top-left: (0, 0, 500, 500)\nBottom-right: (0, 0, 500, 500)\nYes.",
+        "twice": "The box is [0, 0, 500, 500]; again: [0, 0, 500, 500]\nYes.",
         "unit": '{"hallucination": true, "boxes": [[0.0, 0.0, 0.5, 0.5]]}',
     }
     pred = write_jsonl(

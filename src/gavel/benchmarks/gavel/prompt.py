@@ -29,6 +29,8 @@ BOX_INSTRUCTIONS = {
     "loc1000-quad": " as eight <loc_N> tokens each (four corners x y; N from 0 to 999)",
     "patch32": " as <object><patch_index_N><patch_index_M></object> (upper-left and "
     "lower-right cells of a 32 x 32 grid)",
+    "kosmos-2.5": " as <bbox><x_N><y_N><x_N><y_N></bbox> each (x1, y1, x2, y2 in pixels of "
+    "the image)",
 }
 
 
