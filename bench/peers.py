@@ -4,6 +4,7 @@ against one loopback server, in one run, interleaved.
     python bench/peers.py [--n 400] [--concurrency 64] [--latency 0.2] [--rounds 2]
                           [--peers gavel,inspect,lmms-eval] [--jobs images,video]
                           [--captions-per-image 1] [--frames 8] [--lmms-eval-path DIR]
+                          [--inspect-no-log-images] [--timeout 1800]
 
 Each harness is run as its user would type it, in a process of its own, with its concurrency
 knob set to the same ``--concurrency``:
@@ -11,7 +12,8 @@ knob set to the same ``--concurrency``:
 - gavel: ``gavel run --model openai:... --concurrency C --bootstrap 0 --no-cache`` (the answers
   generated, then scored);
 - inspect: ``inspect eval gavel/gavel`` (or ``gavel/videohallucer``) with inspect's ``openai``
-  provider and ``--max-connections C``;
+  provider and ``--max-connections C`` (GAVEL: ``-T judge=none``, as ``gavel run`` without
+  ``--judge``); its log keeps every image, inspect's default, unless ``--inspect-no-log-images``;
 - lmms-eval: ``lmms-eval --model openai --model_args num_concurrent=C`` on the task that
   ``gavel export lmms-eval`` wrote (exported once per job, before the runs).
 
@@ -94,7 +96,7 @@ def main() -> None:
                     for peer in peers:
                         runs.append(_one_run(peer, job, number, server.url, args, env, folder))
         failures = _print_runs(runs, server.served, args)
-        _print_summary(runs, failures, args)
+        _print_summary(runs, failures, server.served, args)
     print(f"load average (1, 5, 15 min) at end: {_load()}")
 
 
@@ -286,14 +288,16 @@ def _print_runs(
     return failed
 
 
-def _print_summary(runs: list[Measured], failed: set[str], args: argparse.Namespace) -> None:
+def _print_summary(
+    runs: list[Measured], failed: set[str], served: dict[str, Served], args: argparse.Namespace
+) -> None:
     print("\nmedian over the rounds that passed; x gavel = the harness's figure / gavel's")
     for job in dict.fromkeys(run.job for run in runs):
         ideal = job.requests / args.concurrency * args.latency
         print(f"\n{job.name}: {job.requests} requests, ideal wall {ideal:.2f} s")
         print(
             f"{'harness':<10} {'wall s':>8} {'CPU s':>8} {'CPU ms/req':>10} {'ideal/wall':>10} "
-            f"{'wall x gavel':>12} {'CPU x gavel':>11} {'rounds ok':>9}"
+            f"{'span s':>7} {'wall x gavel':>12} {'CPU x gavel':>11} {'rounds ok':>9}"
         )
         medians: dict[str, tuple[float, float]] = {}
         for peer in dict.fromkeys(run.peer for run in runs):
@@ -306,10 +310,11 @@ def _print_summary(runs: list[Measured], failed: set[str], args: argparse.Namesp
                 )
             base = medians.get("gavel")
             if peer not in medians:
-                print(f"{peer:<10} {'-':>8} {'-':>8} {'-':>10} {'-':>10} {'-':>12} {'-':>11} "
-                      f"{0:>5}/{len(mine)}")  # fmt: skip
+                print(f"{peer:<10} {'-':>8} {'-':>8} {'-':>10} {'-':>10} {'-':>7} {'-':>12} "
+                      f"{'-':>11} {0:>5}/{len(mine)}")  # fmt: skip
                 continue
             wall, cpu = medians[peer]
+            span = statistics.median(served[r.label].seconds for r in passed)
             ratios = (
                 f"{wall / base[0]:>12.2f} {cpu / base[1]:>11.2f}"
                 if base
@@ -317,7 +322,7 @@ def _print_summary(runs: list[Measured], failed: set[str], args: argparse.Namesp
             )
             print(
                 f"{peer:<10} {wall:>8.2f} {cpu:>8.2f} {cpu / job.requests * 1000:>10.2f} "
-                f"{ideal / wall:>10.3f} {ratios} {len(passed):>5}/{len(mine)}"
+                f"{ideal / wall:>10.3f} {span:>7.2f} {ratios} {len(passed):>5}/{len(mine)}"
             )
 
 
