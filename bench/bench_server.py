@@ -11,7 +11,10 @@ search), which it reports with the bytes received when it stops.
     python bench/bench_server.py --latency 0.2 [--reply TEXT]
 
 prints ``PORT <n>`` once listening and serves until its standard input closes, then prints
-``SERVED <requests> <images> <bytes>``.
+``SERVED <requests> <images> <bytes>``. A client may put a label of its own before ``/v1``
+(``http://127.0.0.1:<n>/LABEL/v1``): then one more line per label, ``SERVED-LABEL <label>
+<requests> <images> <bytes> <seconds>`` (seconds from the label's first request arriving to
+its last reply sent), tells apart the runs of several clients sharing the server.
 """
 
 from __future__ import annotations
@@ -28,13 +31,32 @@ from aiohttp import web
 DEFAULT_REPLY = 'Hallucination: yes. The suit is orange, not blue. {"bbox_2d": [12, 30, 200, 260]}'
 
 
+#: How an image part of a chat message starts: its ``type`` (the part's ``image_url`` key
+#: holds the same word, so the bare word would count each image twice).
+IMAGE_PART_TYPES = (b'"type": "image_url"', b'"type":"image_url"')
+
+
 class Counters:
-    requests = 0
-    images = 0
-    bytes = 0
+    """What one label's requests (or all of them) brought."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.images = 0
+        self.bytes = 0
+        self.first = 0.0
+        self.last = 0.0
+
+    def add(self, body: bytes, arrived: float) -> None:
+        if not self.requests:
+            self.first = arrived
+        self.requests += 1
+        self.images += sum(body.count(kind) for kind in IMAGE_PART_TYPES)
+        self.bytes += len(body)
 
 
-def make_app(latency: float, reply: str, counters: Counters) -> web.Application:
+def make_app(
+    latency: float, reply: str, counters: Counters, by_label: dict[str, Counters]
+) -> web.Application:
     completion = json.dumps(
         {
             "id": "chatcmpl-bench",
@@ -52,12 +74,18 @@ def make_app(latency: float, reply: str, counters: Counters) -> web.Application:
         }
     ).encode()
 
+    loop = asyncio.get_running_loop()
+
     async def chat(request: web.Request) -> web.Response:
         body = await request.read()
-        counters.requests += 1
-        counters.images += body.count(b'"image_url"')
-        counters.bytes += len(body)
+        arrived = loop.time()
+        counters.add(body, arrived)
+        label = request.match_info.get("label")
+        if label is not None:
+            by_label.setdefault(label, Counters()).add(body, arrived)
         await asyncio.sleep(latency)
+        if label is not None:
+            by_label[label].last = loop.time()
         return web.Response(body=completion, content_type="application/json")
 
     async def models(request: web.Request) -> web.Response:
@@ -65,14 +93,16 @@ def make_app(latency: float, reply: str, counters: Counters) -> web.Application:
         return web.json_response(listed)
 
     app = web.Application(client_max_size=1 << 30)
-    app.router.add_post("/v1/chat/completions", chat)
-    app.router.add_get("/v1/models", models)
+    for prefix in ("", "/{label}"):
+        app.router.add_post(prefix + "/v1/chat/completions", chat)
+        app.router.add_get(prefix + "/v1/models", models)
     return app
 
 
 async def serve(latency: float, reply: str) -> None:
     counters = Counters()
-    runner = web.AppRunner(make_app(latency, reply, counters), access_log=None)
+    by_label: dict[str, Counters] = {}
+    runner = web.AppRunner(make_app(latency, reply, counters, by_label), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, backlog=4096)
     await site.start()
@@ -82,6 +112,13 @@ async def serve(latency: float, reply: str) -> None:
     await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
     await runner.cleanup()
     print(f"SERVED {counters.requests} {counters.images} {counters.bytes}", flush=True)
+    for label, counted in by_label.items():
+        seconds = counted.last - counted.first
+        print(
+            f"SERVED-LABEL {label} {counted.requests} {counted.images} {counted.bytes} "
+            f"{seconds:.3f}",
+            flush=True,
+        )
 
 
 def main() -> None:
