@@ -46,12 +46,25 @@ class Counters:
         self.first = 0.0
         self.last = 0.0
 
-    def add(self, body: bytes, arrived: float) -> None:
+    def add(self, body: bytes, images: int, arrived: float) -> None:
         if not self.requests:
             self.first = arrived
         self.requests += 1
-        self.images += sum(body.count(kind) for kind in IMAGE_PART_TYPES)
+        self.images += images
         self.bytes += len(body)
+
+
+def image_parts(body: bytes) -> int:
+    """The image parts of a request body. It walks from quote to quote (``bytes.find`` of one
+    byte is a memchr: the base64 between two quotes is skipped, not scanned for a pattern),
+    so the count costs little beside the body's own reading."""
+    count = 0
+    quote = body.find(b'"')
+    while quote != -1:
+        if body.startswith(IMAGE_PART_TYPES, quote):
+            count += 1
+        quote = body.find(b'"', quote + 1)
+    return count
 
 
 def make_app(
@@ -79,10 +92,11 @@ def make_app(
     async def chat(request: web.Request) -> web.Response:
         body = await request.read()
         arrived = loop.time()
-        counters.add(body, arrived)
+        images = image_parts(body)
+        counters.add(body, images, arrived)
         label = request.match_info.get("label")
         if label is not None:
-            by_label.setdefault(label, Counters()).add(body, arrived)
+            by_label.setdefault(label, Counters()).add(body, images, arrived)
         await asyncio.sleep(latency)
         if label is not None:
             by_label[label].last = loop.time()

@@ -66,6 +66,15 @@ def image_job(folder: Path, samples: int, captions_per_image: int) -> Job:
     return Job("images", "gavel", data, samples, 1, about)
 
 
+def photo_pngs(folder: Path, count: int) -> list[Path]:
+    """``count`` distinct PNG images (each example photo in turn, with its own noise)."""
+    photos = sorted((PHOTOS / "images").glob("*.jpg"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for k in range(count):
+        _noisy_png(photos[k % len(photos)], folder, k)
+    return [folder / f"{k:05d}.png" for k in range(count)]
+
+
 def _noisy_png(photo: Path, folder: Path, index: int) -> int:
     """Image ``index``: the photo resized, with noise seeded by the index; its size in bytes."""
     with Image.open(photo) as opened:

@@ -36,7 +36,7 @@ from gavel.models.openai_compat import OpenAIChatModel
 from gavel.requests import Request
 from gavel.runner.async_runner import run_async
 from loopback import loopback_server
-from sample_images import photo_pngs
+from peer_data import photo_pngs
 
 PROMPT = (
     "Check the caption against the image: {caption} Answer 'Hallucination: yes' or "
