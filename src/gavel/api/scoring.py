@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ class Result:
     """
 
     record: ResultRecord
-    scores: list[Score]
+    scores: Sequence[Score]
     #: The row label of the table (``--name``, else the model, else the predictions' name).
     name: str
     #: The judge's ledger line, written with the run's files (an LLM judge only).

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +71,10 @@ class GavelLoader:
         self.image_root = Path(image_root) if image_root is not None else self.path.parent
         self.report = LoadReport()
         self._reader = HashingReader(self.path)
+        #: Each id's position among the samples read (their order in the file), and each
+        #: position's line: what the duplicate check needs, kept so scoring can reuse it.
         self._seen: dict[str, int] = {}
+        self._lines = array("q")
 
     @property
     def sha256(self) -> str:
@@ -112,14 +116,24 @@ class GavelLoader:
             split=raw.split,
         )
 
+    @property
+    def positions(self) -> Mapping[str, int]:
+        """Each id read and its sample's position among the file's samples (0 for the first).
+
+        Scoring looks predictions up here rather than in a second dict of every id (a million
+        ids take about 100 MB as a dict)."""
+        return self._seen
+
     def _check_id(self, number: int, sample_id: str) -> None:
         if not sample_id.strip():
             raise self.fail(number, "id", "empty id")
-        if sample_id in self._seen:
+        first = self._seen.get(sample_id)
+        if first is not None:
             raise self.fail(
-                number, "id", f"duplicate id {sample_id!r} (first on line {self._seen[sample_id]})"
+                number, "id", f"duplicate id {sample_id!r} (first on line {self._lines[first]})"
             )
-        self._seen[sample_id] = number
+        self._seen[sample_id] = len(self._lines)
+        self._lines.append(number)
 
     def _check_text(self, number: int, raw: GavelLine) -> None:
         if not raw.caption.strip():
