@@ -25,6 +25,9 @@ from gavel.records import Category, GavelSample
 
 CATEGORIES = {c.value for c in Category}
 MAX_TEXT = 20_000
+#: Gold boxes one sample may have: scoring a sample costs time in the square of its boxes
+#: (gavel.overlap), and no caption's error has anywhere near this many objects.
+MAX_BOXES = 500
 
 
 class GavelLine(msgspec.Struct, kw_only=True, gc=False):
@@ -196,6 +199,10 @@ class GavelLoader:
     def _boxes(
         self, number: int, raw: GavelLine, width: int, height: int
     ) -> list[tuple[float, float, float, float]]:
+        if len(raw.boxes) > MAX_BOXES:
+            raise self.fail(
+                number, "boxes", f"{len(raw.boxes):,} boxes; a sample may have at most {MAX_BOXES}"
+            )
         boxes = []
         for index, box in enumerate(raw.boxes):
             if len(box) != 4:
