@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import msgspec
 
 from gavel.errors import DataError
 from gavel.geometry import MAX_SIDE, clip_box, is_degenerate
+from gavel.io.id_index import IdIndex
 from gavel.io.jsonl import HashingReader, decode_line
 from gavel.io.safe_paths import UnsafePath, safe_relative
 from gavel.records import Category, GavelSample
@@ -74,9 +75,10 @@ class GavelLoader:
         self.image_root = Path(image_root) if image_root is not None else self.path.parent
         self.report = LoadReport()
         self._reader = HashingReader(self.path)
-        #: Each id's position among the samples read (their order in the file), and each
-        #: position's line: what the duplicate check needs, kept so scoring can reuse it.
-        self._seen: dict[str, int] = {}
+        #: Each id read, by position among the samples (their order in the file), and each
+        #: position's line: what the duplicate check needs, kept compact so scoring can use
+        #: it to find a prediction's sample (gavel.io.id_index).
+        self._ids = IdIndex()
         self._lines = array("q")
 
     @property
@@ -120,22 +122,19 @@ class GavelLoader:
         )
 
     @property
-    def positions(self) -> Mapping[str, int]:
-        """Each id read and its sample's position among the file's samples (0 for the first).
-
-        Scoring looks predictions up here rather than in a second dict of every id (a million
-        ids take about 100 MB as a dict)."""
-        return self._seen
+    def ids(self) -> IdIndex:
+        """Every id read, in file order: ``ids.get(id)`` is its sample's position (0 for the
+        first). Scoring finds predictions' samples here, not in a second index of every id."""
+        return self._ids
 
     def _check_id(self, number: int, sample_id: str) -> None:
         if not sample_id.strip():
             raise self.fail(number, "id", "empty id")
-        first = self._seen.get(sample_id)
+        first = self._ids.add(sample_id)
         if first is not None:
             raise self.fail(
                 number, "id", f"duplicate id {sample_id!r} (first on line {self._lines[first]})"
             )
-        self._seen[sample_id] = len(self._lines)
         self._lines.append(number)
 
     def _check_text(self, number: int, raw: GavelLine) -> None:

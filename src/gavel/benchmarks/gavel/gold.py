@@ -10,7 +10,7 @@ own index of ids (the one its duplicate check keeps anyway).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -18,6 +18,7 @@ import numpy as np
 
 from gavel.benchmarks.gavel.data import GavelLoader
 from gavel.errors import DataError
+from gavel.io.id_index import IdIndex, id_index
 from gavel.geometry import Box
 from gavel.records import CATEGORY_COLUMNS, GavelSample
 
@@ -36,33 +37,27 @@ class Gold(msgspec.Struct, gc=False):
 
 
 class GoldColumns:
-    """Every sample of a data file, in file order, as columns; ``position`` finds a sample's
-    position by its id (the loader's index)."""
+    """Every sample of a data file, in file order, as columns; ``ids`` are their ids (the
+    loader's index: ``position(id)`` finds a sample)."""
 
-    def __init__(self, position: Callable[[str], int | None]):
-        self.position = position
-        self.ids: list[str] = []
+    def __init__(self, ids: IdIndex):
+        self.ids = ids
+        self.position = ids.get
         self._truth = bytearray()
         self._column = array("b")
-        self._width = array("q")
-        self._height = array("q")
+        self._width = array("i")  # sides are at most 2**31 - 1 (gavel.geometry.MAX_SIDE)
+        self._height = array("i")
         self._box_start = array("q", [0])
         self._boxes = array("d")
 
     def extend(self, samples: Iterable[GavelSample]) -> None:
-        """Add samples at the end (a loop with every append bound once: this runs a million
-        times for a million samples)."""
-        ids, truth, column, code = (
-            self.ids.append,
-            self._truth.append,
-            self._column.append,
-            _COLUMN_CODE,
-        )
+        """Add the samples whose ids come next in ``ids`` (a loop with every append bound
+        once: it runs a million times for a million samples)."""
+        truth, column, code = self._truth.append, self._column.append, _COLUMN_CODE
         width, height, starts = self._width.append, self._height.append, self._box_start.append
         boxes = self._boxes
         add_box = boxes.extend
         for sample in samples:
-            ids(sample.id)
             truth(sample.hallucinated)
             column(code[sample.column])
             width(sample.width)
@@ -72,7 +67,7 @@ class GoldColumns:
             starts(len(boxes) >> 2)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self._truth)
 
     def golds(self, positions: Sequence[int]) -> list[Gold]:
         """The samples at ``positions`` as scoring reads them."""
@@ -123,7 +118,7 @@ def load_gold(
     """Read and check every line of a GAVEL data file (the loader's rules, its errors) into
     columns; the loader is returned for its hash and report."""
     loader = GavelLoader(path, image_root)
-    gold = GoldColumns(loader.positions.get)
+    gold = GoldColumns(loader.ids)
     gold.extend(loader)
     if not len(gold):
         raise DataError(path, None, None, "no samples in file")
@@ -132,7 +127,9 @@ def load_gold(
 
 def gold_of(samples: Sequence[GavelSample]) -> GoldColumns:
     """Columns of samples already loaded (one answer scored at a time, a test)."""
-    index = {sample.id: position for position, sample in enumerate(samples)}
-    gold = GoldColumns(index.get)
+    ids = id_index([sample.id for sample in samples])
+    if len(ids) != len(samples):
+        raise ValueError("samples with the same id")
+    gold = GoldColumns(ids)
     gold.extend(samples)
     return gold

@@ -70,10 +70,18 @@ class Slots:
         self.slot_of = array("q", slot.tobytes())
         self._line = array("q", [0]) * len(gold)
         self._unknown_line: dict[str, int] = {}
+        self._last: tuple[str | None, int | None] = (None, None)
+
+    def position(self, prediction_id: str) -> int | None:
+        """The data position of ``prediction_id`` (None: not in the data); the reader has just
+        asked :meth:`seen` about the same id, whose answer is kept."""
+        last_id, position = self._last
+        return position if prediction_id is last_id else self.gold.position(prediction_id)
 
     def seen(self, prediction_id: str, line: int) -> int:
         """The line ``prediction_id`` was first on (``line`` if it is new)."""
         position = self.gold.position(prediction_id)
+        self._last = (prediction_id, position)
         if position is None:
             return self._unknown_line.setdefault(prediction_id, line)
         first = self._line[position]
@@ -96,7 +104,7 @@ def score_run(
     A prediction that needs a box format and has none is a :class:`ConfigError`, raised once
     the whole file has been read, so that a damaged line anywhere is still reported first."""
     slots = slots or Slots(gold, chosen)
-    position_of, slot_of = gold.position, slots.slot_of
+    position_of, slot_of = slots.position, slots.slot_of
     spool = LineSpool(len(chosen))
     columns = RunColumns(len(chosen))
     scorer = GavelScorer(settings)
