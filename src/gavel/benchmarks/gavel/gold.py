@@ -18,8 +18,8 @@ import numpy as np
 
 from gavel.benchmarks.gavel.data import GavelLoader
 from gavel.errors import DataError
-from gavel.io.id_index import IdIndex, id_index
 from gavel.geometry import Box
+from gavel.io.id_index import IdIndex, id_index
 from gavel.records import CATEGORY_COLUMNS, GavelSample
 
 _COLUMN_CODE = {name: code for code, name in enumerate(CATEGORY_COLUMNS)}
