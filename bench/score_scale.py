@@ -121,7 +121,10 @@ def crowded(rng: random.Random, sample: dict, in_text: bool) -> dict:
 class Measured:
     wall: float
     cpu: float
+    #: The scoring process's own peak resident memory (wait4), and the peak of its and its
+    #: workers' proportional set size together (sampled every 20 ms).
     peak_mb: float
+    tree_mb: float
     result: dict | None
     timed_out: bool = False
 
@@ -139,10 +142,12 @@ def score(source: Path, gold: Path, pred: Path, out: Path, timeout: float | None
     with errors.open("wb") as sink:
         child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=sink)
     timed_out = False
+    tree_peak = 0.0
     while True:  # wait4 rather than wait(): it gives this child's own peak memory
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
             break
+        tree_peak = max(tree_peak, tree_pss_mb(child.pid))
         if timeout is not None and time.perf_counter() - start > timeout:
             child.kill()
             timed_out = True
@@ -156,9 +161,32 @@ def score(source: Path, gold: Path, pred: Path, out: Path, timeout: float | None
             f"gavel score failed ({child.returncode}):\n{errors.read_text()[-2000:]}"
         )
     result = None if timed_out else json.loads(out.read_text())
-    return Measured(
-        wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, result, timed_out
-    )
+    cpu = usage.ru_utime + usage.ru_stime  # the child's and its workers'
+    return Measured(wall, cpu, usage.ru_maxrss / 1024, tree_peak, result, timed_out)
+
+
+def tree_pss_mb(pid: int) -> float:
+    """Proportional set size of a process and its children, in MB (Linux; 0 elsewhere):
+    pages the workers share with their parent count once, not once per process."""
+    total = 0
+    for member in (pid, *_children(pid)):
+        try:
+            with open(f"/proc/{member}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+                        break
+        except OSError:
+            continue
+    return total / 1024
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listed:
+            return [int(v) for v in listed.read().split()]
+    except OSError:
+        return []
 
 
 def numbers(result: dict) -> dict:
@@ -187,8 +215,8 @@ def uptime() -> str:
 
 def shown(m: Measured) -> str:
     if m.timed_out:
-        return f"> {m.wall:6.1f} s (stopped)            "
-    return f"{m.wall:6.2f} s  cpu {m.cpu:6.2f} s  {m.peak_mb:5.0f} MB"
+        return f"> {m.wall:6.1f} s (stopped)"
+    return f"{m.wall:6.2f} s  cpu {m.cpu:6.2f} s  {m.peak_mb:5.0f} MB  ({m.tree_mb:5.0f} MB)"
 
 
 def main() -> None:
@@ -201,26 +229,29 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(v) for v in args.sizes.split(",")]
     kind = "predictions with parsed boxes" if args.given else "raw replies"
-    print(f"gavel score on {kind}; {os.cpu_count()} CPUs")
+    workers = os.environ.get("GAVEL_SCORE_WORKERS", "default")
+    print(f"gavel score on {kind}; {os.cpu_count()} CPUs; GAVEL_SCORE_WORKERS={workers}")
+    print("each run: wall, CPU (with workers'), peak RSS of the scoring process (peak PSS of it")
+    print("and its workers together)")
     print(f"before: {uptime()}")
     with tempfile.TemporaryDirectory(prefix="gavel-bench-") as tmp:
         folder = Path(tmp)
         base = baseline_tree(args.baseline, folder / "baseline") if args.baseline else None
-        header = f"{'samples':>10}  {'this tree':<34}"
+        header = f"{'samples':>10}  {'this tree':<44}"
         if base is not None:
-            header += f"  {'baseline ' + args.baseline:<34}  ratio (time, memory)  same numbers"
+            header += f"  {'baseline ' + args.baseline:<44}  ratio (time, memory)  same numbers"
         print(header)
         for n in sizes:
             data = folder / f"n{n}"
             data.mkdir()
             gold, pred = make_files(data, n, args.given)
             new = score(ROOT, gold, pred, data / "new" / "results.json")
-            row = f"{n:>10,}  {shown(new):<34}"
+            row = f"{n:>10,}  {shown(new):<44}"
             if base is not None:
                 old = score(base, gold, pred, data / "old" / "results.json")
                 same = new.result and old.result and numbers(new.result) == numbers(old.result)
-                row += (f"  {shown(old):<34}  {old.wall / new.wall:5.1f}x  "
-                        f"{old.peak_mb / new.peak_mb:5.1f}x       {'yes' if same else 'NO'}")  # fmt: skip
+                row += (f"  {shown(old):<44}  {old.wall / new.wall:5.1f}x  "
+                        f"{old.tree_mb / new.tree_mb:5.1f}x       {'yes' if same else 'NO'}")  # fmt: skip
             print(row, flush=True)
             (data / "pred.jsonl").unlink()
             for side in ("new", "old"):
@@ -233,16 +264,17 @@ def main() -> None:
             gold, pred = make_files(data, n, args.given, crowd=args.crowd)
             crowd = score(ROOT, gold, pred, data / "new" / "results.json")
             capped = crowd.result["metrics"]["boxes"]["capped"] if crowd.result else None
-            print(f"{n:>10,}  {shown(crowd):<34}  with {args.crowd} answers of "
+            print(f"{n:>10,}  {shown(crowd):<44}  with {args.crowd} answers of "
                   f"{CROWD_BOXES:,} boxes ({capped} capped)")  # fmt: skip
             one = folder / "one"
             one.mkdir()
             gold, pred = make_files(one, 1, args.given, crowd=1)
             for match in ("union", "hungarian"):
-                row = f"{'1 crowd':>10}  {shown(score(ROOT, gold, pred, one / 'n.json', match=match)):<34}"
+                alone = score(ROOT, gold, pred, one / "n.json", match=match)
+                row = f"{'1 crowd':>10}  {shown(alone):<44}"
                 if base is not None:
                     old = score(base, gold, pred, one / "o.json", args.crowd_timeout, match)
-                    row += f"  {shown(old):<34}"
+                    row += f"  {shown(old):<44}"
                 print(f"{row}  --match {match}", flush=True)
     print(f"after: {uptime()}")
 

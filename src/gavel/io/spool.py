@@ -45,16 +45,21 @@ class LineSpool:
 
     def put(self, positions: Sequence[int] | np.ndarray, lines: Sequence[bytes]) -> None:
         """Append ``lines`` (newline-terminated), ``lines[i]`` for ``positions[i]``."""
+        lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
+        self.put_lines(positions, b"".join(lines), lengths)
+
+    def put_lines(self, positions: Sequence[int] | np.ndarray, lines: bytes,
+                  lengths: np.ndarray) -> None:  # fmt: skip
+        """Append lines given as one buffer and each one's length, in ``positions``' order."""
         if self._map is not None:
             raise ValueError("the spool is being read; it takes no more lines")
-        lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
         where = np.asarray(positions, dtype=np.int64)
         if (self._start[where] >= 0).any():
             raise ValueError("a position was given a line twice")
         self._start[where] = self._end + np.cumsum(lengths) - lengths
         self._length[where] = lengths
-        self._file.write(b"".join(lines))
-        self._end += int(lengths.sum())
+        self._file.write(lines)
+        self._end += len(lines)
 
     def missing(self) -> np.ndarray:
         """The positions without a line yet."""

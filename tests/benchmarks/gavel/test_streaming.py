@@ -12,6 +12,7 @@ import pytest
 
 from gavel.benchmarks.gavel import streaming
 from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
+from gavel.errors import ConfigError, DataError
 from gavel.io.spool import SpooledRecords
 from gavel.records import CATEGORY_COLUMNS, NO_HALLUCINATION
 from gavel.scoring.files import write_run
@@ -157,3 +158,50 @@ def test_scores_kept_on_disk_read_like_a_list(tmp_path):
     assert scores[0] == as_list[0] and scores[-1] == as_list[-1] and scores[3:6] == as_list[3:6]
     with pytest.raises(IndexError):
         scores[N]
+
+
+def test_workers_give_the_same_files_and_the_same_first_error(tmp_path, monkeypatch):
+    gold, _, predictions = make_run(tmp_path, raw=True)
+    path = write_predictions(tmp_path / "pred.jsonl", predictions)
+    settings = GavelSettings(box_format="rel1000", resamples=100)
+    monkeypatch.setattr(streaming, "CHUNK", 97)  # many chunks in flight
+    written = []
+    for workers in ("1", "2", "3"):
+        monkeypatch.setenv("GAVEL_SCORE_WORKERS", workers)
+        result, scores = evaluate_files(gold, path, settings)
+        out = tmp_path / f"w{workers}" / "results.json"
+        write_run(out, result, scores)
+        summary = json.loads(out.read_text())
+        del summary["files"]
+        written.append((summary, out.with_name("results.scores.jsonl").read_bytes()))
+    assert written[0] == written[1] == written[2]
+    # A damaged line late in the file is still the error, whatever the workers were doing.
+    damaged = [json.dumps(r) for r in predictions]
+    damaged[2500] = '{"id": "s1", "response": 3}'
+    path.write_text("\n".join(damaged) + "\n")
+    with pytest.raises(DataError) as raised:
+        evaluate_files(gold, path, settings)
+    assert raised.value.line == 2501 and raised.value.field == "response"
+
+
+def test_workers_report_a_missing_box_format_after_reading_the_whole_file(tmp_path, monkeypatch):
+    gold, _, predictions = make_run(tmp_path, raw=True)
+    monkeypatch.setattr(streaming, "CHUNK", 50)
+    monkeypatch.setenv("GAVEL_SCORE_WORKERS", "2")
+    path = write_predictions(tmp_path / "pred.jsonl", predictions)
+    with pytest.raises(ConfigError, match="no box_format"):
+        evaluate_files(gold, path, GavelSettings(resamples=0))
+    lines = path.read_text().splitlines()
+    lines.append("not json")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError) as raised:  # the damaged line is reported first
+        evaluate_files(gold, path, GavelSettings(resamples=0))
+    assert raised.value.line == len(lines)
+
+
+def test_a_wrong_number_of_workers_is_refused_by_name(tmp_path, monkeypatch):
+    gold, _, predictions = make_run(tmp_path, raw=False)
+    path = write_predictions(tmp_path / "pred.jsonl", predictions[:10])
+    monkeypatch.setenv("GAVEL_SCORE_WORKERS", "many")
+    with pytest.raises(ConfigError, match="GAVEL_SCORE_WORKERS"):
+        evaluate_files(gold, path, GavelSettings(resamples=0))

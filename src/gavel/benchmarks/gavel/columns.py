@@ -91,3 +91,15 @@ class RunColumns:
         self.box_format[where] = np.fromiter((form(s.box_format) for s in scores), np.int16, n)
         self.model[where] = np.fromiter(map(self.models.code, models), np.int32, n)
         self.capped[where] = np.fromiter((s.boxes_given is not None for s in scores), np.bool_, n)
+
+    def take(self, slots: Sequence[int], other: RunColumns) -> None:
+        """Copy another run's columns (one chunk's, maybe from another process) into
+        ``slots``; its texts' codes are renumbered as this run's."""
+        where = np.asarray(slots, dtype=np.int64)
+        for name in ("iou", "area_log2", "verdict", "outcome", "n_pred_boxes", "capped"):
+            getattr(self, name)[where] = getattr(other, name)
+        for name, codes in (("box_status", "statuses"), ("box_format", "formats"),
+                            ("model", "models")):  # fmt: skip
+            mine, theirs = getattr(self, codes), getattr(other, codes)
+            renumbered = np.array([mine.code(text) for text in theirs.names] + [-1])
+            getattr(self, name)[where] = renumbered[getattr(other, name)]

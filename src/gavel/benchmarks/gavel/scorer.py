@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 import numpy as np
@@ -99,6 +99,14 @@ class ScoringTally:
     truncated: int = 0
     echoed: int = 0
     refused: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: ScoringTally) -> None:
+        """Count ``other``'s counts too (a chunk's, into its run's)."""
+        for name in fields(self):
+            if name.name == "refused":
+                self.refused.update(other.refused)
+            else:
+                setattr(self, name.name, getattr(self, name.name) + getattr(other, name.name))
 
 
 def _geometry(sample: GoldSample, prediction: Prediction) -> ImageGeometry:

@@ -32,6 +32,7 @@ from gavel.benchmarks.gavel.summary import (
     capped_warning,
     summarize,
 )
+from gavel.benchmarks.gavel.workers import worker_count
 from gavel.io.bulk import collector_paused
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
@@ -103,7 +104,8 @@ def evaluate_files(
         recorded = selection.recorded(len(chosen), len(gold))
         reader = PredictionReader(predictions)
         slots = Slots(gold, chosen)
-        run = score_run(gold, chosen, reader.numbered(slots.seen), settings, slots)
+        workers = worker_count(len(chosen))
+        run = score_run(gold, chosen, reader.numbered(slots.seen), settings, slots, workers)
     summary = summarize(gold, chosen, run, settings)
     warnings = []
     if run.unknown.count:

@@ -13,8 +13,10 @@ so scoring in chunks gives the same numbers, bit for bit, as scoring the run at 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -25,6 +27,9 @@ from gavel.benchmarks.gavel.scorer import GavelScorer, GavelSettings, ScoringTal
 from gavel.errors import ConfigError
 from gavel.io.spool import LineSpool, SpooledRecords
 from gavel.records import GavelScore, Prediction
+
+if TYPE_CHECKING:
+    from gavel.benchmarks.gavel.workers import Workers
 
 #: Predictions scored together: large enough for numpy groups to pay, small enough that a
 #: chunk's records (responses, scores) stay a few MB.
@@ -96,44 +101,55 @@ def score_run(
     predictions: Iterable[tuple[int, Prediction]] | None,
     settings: GavelSettings,
     slots: Slots | None = None,
+    workers: int = 1,
 ) -> ScoredRun:
     """Score the samples at ``chosen`` (data positions, in order) with ``predictions``
     (``(line, prediction)``, in any order; a prediction for a sample not chosen is set aside,
     one for an id not in the data is counted as unknown).
 
+    ``workers`` above 1 scores the chunks in that many processes forked from this one
+    (``gavel.benchmarks.gavel.workers``), the predictions still read here, in order; the
+    scores are the same, in the same order.
+
     A prediction that needs a box format and has none is a :class:`ConfigError`, raised once
     the whole file has been read, so that a damaged line anywhere is still reported first."""
+    from gavel.benchmarks.gavel.workers import Workers
+
     slots = slots or Slots(gold, chosen)
     position_of, slot_of = slots.position, slots.slot_of
-    spool = LineSpool(len(chosen))
-    columns = RunColumns(len(chosen))
-    scorer = GavelScorer(settings)
-    chunk = _Chunk(scorer, gold, spool, columns)
+    run = _Gathered(gold, len(chosen), GavelScorer(settings))
     unknown = UnknownIds()
-    refused: ConfigError | None = None
+    chunk_slots: list[int] = []
+    chunk_positions: list[int] = []
+    chunk: list[Prediction | None] = []
     try:
-        for _, prediction in predictions or ():
-            position = position_of(prediction.id)
-            if position is None:
-                unknown.add(prediction.id)
-                continue
-            slot = slot_of[position]
-            if slot < 0 or refused is not None:
-                continue
-            chunk.add(slot, position, prediction)
-            if len(chunk.slots) >= CHUNK:
-                refused = chunk.score()
-        refused = refused or chunk.score()
-        if refused is not None:
-            raise refused
-        for missing in _pieces(spool.missing()):
-            for slot in missing.tolist():
-                chunk.add(slot, int(chosen[slot]), None)
-            chunk.score()
+        with Workers(workers, gold, settings) as pool:
+            run.pool = pool
+            for _, prediction in predictions or ():
+                position = position_of(prediction.id)
+                if position is None:
+                    unknown.add(prediction.id)
+                    continue
+                slot = slot_of[position]
+                if slot < 0 or run.refused is not None:
+                    continue
+                chunk_slots.append(slot)
+                chunk_positions.append(position)
+                chunk.append(prediction)
+                if len(chunk) >= CHUNK:
+                    run.submit(chunk_slots, chunk_positions, chunk)
+                    chunk_slots, chunk_positions, chunk = [], [], []
+            run.submit(chunk_slots, chunk_positions, chunk)
+            run.drain()
+            if run.refused is not None:
+                raise run.refused
+            for missing in _pieces(run.spool.missing()):
+                run.submit(missing.tolist(), chosen[missing].tolist(), [None] * len(missing))
+            run.drain()
     except BaseException:
-        spool.close()
+        run.spool.close()
         raise
-    return ScoredRun(SpooledRecords(spool, GavelScore), columns, scorer.tally, unknown)
+    return ScoredRun(SpooledRecords(run.spool, GavelScore), run.columns, run.tally, unknown)
 
 
 def _pieces(values: np.ndarray) -> Iterator[np.ndarray]:
@@ -141,42 +157,76 @@ def _pieces(values: np.ndarray) -> Iterator[np.ndarray]:
         yield values[start : start + CHUNK]
 
 
-class _Chunk:
-    """The predictions of one chunk, then their scores: lines into the spool, numbers into
-    the columns."""
+@dataclass
+class ChunkScores:
+    """One chunk's scores: their JSON lines (one buffer and each line's length), their
+    numbers, what was counted; or the ConfigError that stopped it."""
 
-    def __init__(self, scorer: GavelScorer, gold: GoldColumns, spool: LineSpool,
-                 columns: RunColumns):  # fmt: skip
-        self.scorer, self.gold, self.spool, self.columns = scorer, gold, spool, columns
-        self.encode = msgspec.json.Encoder().encode
-        self.slots: list[int] = []
-        self.positions: list[int] = []
-        self.predictions: list[Prediction | None] = []
+    lines: bytes
+    lengths: np.ndarray
+    columns: RunColumns
+    tally: ScoringTally
+    refused: ConfigError | None = None
 
-    def __len__(self) -> int:
-        return len(self.slots)
 
-    def add(self, slot: int, position: int, prediction: Prediction | None) -> None:
-        self.slots.append(slot)
-        self.positions.append(position)
-        self.predictions.append(prediction)
+def score_chunk(scorer: GavelScorer, gold: GoldColumns, positions: Sequence[int],
+                predictions: Sequence[Prediction | None]) -> ChunkScores:  # fmt: skip
+    """Score the samples at data ``positions`` with their predictions (None: missing)."""
+    scorer.tally = tally = ScoringTally()
+    samples = gold.golds(positions)
+    try:
+        scores = [scorer.score(s, p) for s, p in zip(samples, predictions, strict=True)]
+    except ConfigError as error:
+        return ChunkScores(b"", np.zeros(0, dtype=np.int64), RunColumns(0), tally, error)
+    scorer.fill_overlaps(samples, scores)
+    lines = [_ENCODE(score) + b"\n" for score in scores]
+    columns = RunColumns(len(scores))
+    columns.fill(range(len(scores)), scores, [p.model if p else None for p in predictions])
+    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
+    return ChunkScores(b"".join(lines), lengths, columns, tally)
 
-    def score(self) -> ConfigError | None:
-        """Score what was added (then forget it); a prediction without a box format is
-        returned, not raised (see :func:`score_run`)."""
-        if not self.slots:
-            return None
-        scorer, predictions = self.scorer, self.predictions
-        samples = self.gold.golds(self.positions)
-        try:
-            scores = [scorer.score(s, p) for s, p in zip(samples, predictions, strict=True)]
-        except ConfigError as error:
-            return error
-        finally:
-            slots, self.slots, self.positions, self.predictions = self.slots, [], [], []
-        scorer.fill_overlaps(samples, scores)
-        encode = self.encode
-        self.spool.put(slots, [encode(score) + b"\n" for score in scores])
-        models = [p.model if p is not None else None for p in predictions]
-        self.columns.fill(slots, scores, models)
-        return None
+
+_ENCODE = msgspec.json.Encoder().encode
+
+
+class _Gathered:
+    """The chunks' scores gathered in the order the chunks were given (here or in workers):
+    lines into the spool, numbers into the run's columns, counts into its tally."""
+
+    def __init__(self, gold: GoldColumns, size: int, scorer: GavelScorer):
+        self.gold, self.scorer = gold, scorer
+        self.spool = LineSpool(size)
+        self.columns = RunColumns(size)
+        self.tally = ScoringTally()
+        self.refused: ConfigError | None = None
+        self.pool: Workers | None = None
+        self._pending: deque[tuple[list[int], Any]] = deque()
+
+    def submit(self, slots: list[int], positions: list[int],
+               predictions: list[Prediction | None]) -> None:  # fmt: skip
+        if not slots or self.refused is not None:
+            return
+        if self.pool is None or not self.pool.running:
+            self._absorb(slots, score_chunk(self.scorer, self.gold, positions, predictions))
+            return
+        self._pending.append((slots, self.pool.submit(positions, predictions)))
+        while len(self._pending) > self.pool.in_flight:
+            self._absorb(*self._take())
+
+    def drain(self) -> None:
+        while self._pending:
+            self._absorb(*self._take())
+
+    def _take(self) -> tuple[list[int], ChunkScores]:
+        slots, waiting = self._pending.popleft()
+        return slots, waiting.get()
+
+    def _absorb(self, slots: list[int], scored: ChunkScores) -> None:
+        if scored.refused is not None:
+            self.refused = self.refused or scored.refused
+            return
+        if self.refused is not None:
+            return
+        self.spool.put_lines(slots, scored.lines, scored.lengths)
+        self.columns.take(slots, scored.columns)
+        self.tally.add(scored.tally)
