@@ -3,9 +3,10 @@
 Each size gets a GAVEL data file and a predictions file of realistic replies (bench/score_100k.py
 makes the samples and their boxes): fenced JSON in 0-1000 coordinates, bare JSON, prose with a
 box list, clean answers, answers without a verdict, answers cut off by the token limit, model
-errors and missing lines, every category. ``gavel score --out`` runs on them in a fresh process,
-and the script prints its wall time, CPU time and peak resident memory (the child's own,
-from wait4). With ``--baseline REV`` gavel as of that git revision (``git archive``d into a
+errors and missing lines, every category; the predictions in the lightly shuffled order an async
+run writes them. ``gavel score --out`` runs on them in a fresh process, and the script prints its
+wall time, CPU time (its workers' included), its own peak resident memory and the peak
+proportional set size of it and its workers together (read from /proc every 20 ms). With ``--baseline REV`` gavel as of that git revision (``git archive``d into a
 temporary folder) scores the same files right after, and the ratio and whether the two report
 the same numbers are printed. At the largest size it also scores the file with a few answers of
 8,000 boxes each added, and times one such answer alone (the baseline gets ``--crowd-timeout``
@@ -75,8 +76,8 @@ def make_files(folder: Path, n: int, given: bool, crowd: int = 0) -> tuple[Path,
     with :data:`CROWD_BOXES` boxes each, in the reply text and in the boxes field by turns."""
     rng = random.Random(0)
     gold_path, pred_path = folder / "gold.jsonl", folder / "pred.jsonl"
-    lines = []
-    with gold_path.open("w") as gold:
+    window: list[str] = []  # completion order: shuffled within the 16 requests in flight
+    with gold_path.open("w") as gold, pred_path.open("w") as pred:
         for i in range(n):
             sample = gold_sample(rng, i)
             gold.write(json.dumps(sample) + "\n")
@@ -91,12 +92,13 @@ def make_files(folder: Path, n: int, given: bool, crowd: int = 0) -> tuple[Path,
                 line = reply(rng, sample, boxes)
             if i < crowd:
                 line = crowded(rng, sample, in_text=i % 2 == 0)
-            lines.append(json.dumps(line) + "\n")
-    for start in range(0, len(lines), 16):  # completion order: shuffled within 16 in flight
-        window = lines[start : start + 16]
+            window.append(json.dumps(line) + "\n")
+            if len(window) == 16:
+                rng.shuffle(window)
+                pred.writelines(window)
+                window = []
         rng.shuffle(window)
-        lines[start : start + 16] = window
-    pred_path.write_text("".join(lines))
+        pred.writelines(window)
     return gold_path, pred_path
 
 
@@ -121,8 +123,8 @@ def crowded(rng: random.Random, sample: dict, in_text: bool) -> dict:
 class Measured:
     wall: float
     cpu: float
-    #: The scoring process's own peak resident memory (wait4), and the peak of its and its
-    #: workers' proportional set size together (sampled every 20 ms).
+    #: The scoring process's own peak resident memory, and the peak of its and its workers'
+    #: proportional set size together (both read from /proc every 20 ms; Linux).
     peak_mb: float
     tree_mb: float
     result: dict | None
@@ -142,12 +144,13 @@ def score(source: Path, gold: Path, pred: Path, out: Path, timeout: float | None
     with errors.open("wb") as sink:
         child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=sink)
     timed_out = False
-    tree_peak = 0.0
+    tree_peak = own_peak = 0.0
     while True:  # wait4 rather than wait(): it gives this child's own peak memory
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
             break
         tree_peak = max(tree_peak, tree_pss_mb(child.pid))
+        own_peak = max(own_peak, high_water_mb(child.pid))
         if timeout is not None and time.perf_counter() - start > timeout:
             child.kill()
             timed_out = True
@@ -162,7 +165,20 @@ def score(source: Path, gold: Path, pred: Path, out: Path, timeout: float | None
         )
     result = None if timed_out else json.loads(out.read_text())
     cpu = usage.ru_utime + usage.ru_stime  # the child's and its workers'
-    return Measured(wall, cpu, usage.ru_maxrss / 1024, tree_peak, result, timed_out)
+    return Measured(wall, cpu, own_peak, tree_peak, result, timed_out)
+
+
+def high_water_mb(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM), in MB. Not wait4's ru_maxrss: Linux
+    carries that over from the forked copy of this script the child was exec'ed from."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def tree_pss_mb(pid: int) -> float:
