@@ -24,7 +24,7 @@ T = TypeVar("T")
 #: Bytes gathered before one write or one block handed on.
 BLOCK = 1 << 20
 #: Bytes read from the mapped spool before its pages are let go (see ``_release``).
-RELEASE = 64 << 20
+RELEASE = 8 << 20
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
 
