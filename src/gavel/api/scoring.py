@@ -30,7 +30,8 @@ class Result:
     """A scored run: what ``gavel score`` prints and writes, as Python values.
 
     ``record`` is the results.json record itself (:class:`gavel.records.Result`); ``scores``
-    are the per-sample scores (results.scores.jsonl). :meth:`table` prints what
+    are the per-sample scores (results.scores.jsonl), in data order: for GAVEL a sequence kept
+    in a temporary file whose items are decoded when read (``gavel.io.spool``). :meth:`table` prints what
     ``gavel score --format`` prints, :meth:`save` writes what ``gavel score --out`` writes.
     """
 
