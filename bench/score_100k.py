@@ -106,63 +106,78 @@ NAIVE_RESAMPLES = 50  # the naive bootstrap runs 50 resamples; gavel runs 1000
 THRESHOLDS = (0.3, 0.5, 0.7)
 
 
+CATEGORIES = ["Act", "Attr", "Color", "Loc", "Obj", "Qty", "State", "Size", "Other"]
+
+
+def gold_sample(rng: random.Random, i: int) -> dict:
+    """One GAVEL data line: an image of 320-1600 x 240-1200 pixels, 7% clean, one to three
+    boxes (x, y, w, h) otherwise."""
+    w, h = rng.randint(320, 1600), rng.randint(240, 1200)
+    clean = rng.random() < 0.07
+    k = 0 if clean else rng.choice([1, 1, 1, 2, 3])
+    boxes = []
+    for _ in range(k):
+        bw, bh = rng.randint(10, w // 2), rng.randint(10, h // 2)
+        boxes.append([rng.randint(0, w - bw), rng.randint(0, h - bh), bw, bh])
+    return {
+        "id": f"s{i}",
+        "image": f"img/{i}.jpg",
+        "caption": "A caption of about twenty words.",
+        "hallucinated": not clean,
+        "category": None if clean else rng.choice(CATEGORIES),
+        "explanation": "The caption says X, but it is Y.",
+        "boxes": boxes,
+        "width": w,
+        "height": h,
+    }
+
+
+def predicted_boxes(rng: random.Random, sample: dict) -> list[list[int]]:
+    """Some of the sample's gold boxes, each corner moved by up to 20 pixels (x1, y1, x2, y2)."""
+    boxes = sample["boxes"]
+    pboxes = (
+        [
+            [
+                x + rng.randint(-20, 20),
+                y + rng.randint(-20, 20),
+                x + bw + rng.randint(-20, 20),
+                y + bh + rng.randint(-20, 20),
+            ]
+            for x, y, bw, bh in boxes[: rng.randint(1, max(1, len(boxes)))]
+        ]
+        if boxes
+        else []
+    )
+    return [[min(a, c), min(b, d), max(a, c) + 1, max(b, d) + 1] for a, b, c, d in pboxes]
+
+
+def rel1000(boxes: list[list[int]], w: int, h: int) -> list[list[int]]:
+    """Pixel boxes in the 0-1000 coordinates Qwen2-VL-style models write."""
+    return [
+        [
+            round(b[0] / w * 1000),
+            round(b[1] / h * 1000),
+            round(b[2] / w * 1000),
+            round(b[3] / h * 1000),
+        ]
+        for b in boxes
+    ]
+
+
 def make_files(folder: Path, n: int, raw: bool) -> tuple[Path, Path]:
     rng = random.Random(0)
     gold_path, pred_path = folder / "gold.jsonl", folder / "pred.jsonl"
-    categories = ["Act", "Attr", "Color", "Loc", "Obj", "Qty", "State", "Size", "Other"]
     with gold_path.open("w") as gold, pred_path.open("w") as pred:
         for i in range(n):
-            w, h = rng.randint(320, 1600), rng.randint(240, 1200)
-            clean = rng.random() < 0.07
-            k = 0 if clean else rng.choice([1, 1, 1, 2, 3])
-            boxes = []
-            for _ in range(k):
-                bw, bh = rng.randint(10, w // 2), rng.randint(10, h // 2)
-                boxes.append([rng.randint(0, w - bw), rng.randint(0, h - bh), bw, bh])
-            gold.write(
-                json.dumps(
-                    {
-                        "id": f"s{i}",
-                        "image": f"img/{i}.jpg",
-                        "caption": "A caption of about twenty words.",
-                        "hallucinated": not clean,
-                        "category": None if clean else rng.choice(categories),
-                        "explanation": "The caption says X, but it is Y.",
-                        "boxes": boxes,
-                        "width": w,
-                        "height": h,
-                    }
-                )
-                + "\n"
-            )
-            pboxes = (
-                [
-                    [
-                        x + rng.randint(-20, 20),
-                        y + rng.randint(-20, 20),
-                        x + bw + rng.randint(-20, 20),
-                        y + bh + rng.randint(-20, 20),
-                    ]
-                    for x, y, bw, bh in boxes[: rng.randint(1, max(1, len(boxes)))]
-                ]
-                if boxes
-                else []
-            )
-            pboxes = [[min(a, c), min(b, d), max(a, c) + 1, max(b, d) + 1] for a, b, c, d in pboxes]
+            sample = gold_sample(rng, i)
+            gold.write(json.dumps(sample) + "\n")
+            clean = not sample["hallucinated"]
+            pboxes = predicted_boxes(rng, sample)
             if raw:
-                rel = [
-                    [
-                        round(b[0] / w * 1000),
-                        round(b[1] / h * 1000),
-                        round(b[2] / w * 1000),
-                        round(b[3] / h * 1000),
-                    ]
-                    for b in pboxes
-                ]
                 answer = {
                     "hallucination": not clean,
                     "explanation": "The color is wrong.",
-                    "bbox_2d": rel,
+                    "bbox_2d": rel1000(pboxes, sample["width"], sample["height"]),
                 }
                 pred.write(
                     json.dumps(

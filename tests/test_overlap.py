@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gavel import overlap
 from gavel.geometry import iou
 from gavel.overlap import iou_matrix, union_area, union_iou, union_overlap
 
@@ -117,3 +118,55 @@ def test_batch_over_mixed_samples_matches_raster_per_sample(samples):
 def test_many_boxes_in_one_sample():
     boxes = [(float(i), 0.0, float(i) + 2.0, 1.0) for i in range(20)]
     assert union_area(boxes) == raster(boxes).sum() == 21
+
+
+def test_hundreds_of_boxes_on_one_cell_still_cover_it():
+    # 256 copies of one box: counting the boxes over a cell in 8 bits would wrap to 0.
+    boxes = [(2.0, 3.0, 7.0, 9.0)] * 256
+    assert union_area(boxes) == 30.0
+    assert union_iou(boxes, [(2.0, 3.0, 7.0, 9.0)]) == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(int_box(), min_size=1, max_size=12), st.lists(int_box(), min_size=1, max_size=12))
+def test_the_counted_cover_and_the_banded_sum_match_raster(pred, gold):
+    """The two ways used for samples with many boxes (a difference array instead of the
+    einsum; bands of grid rows when one grid exceeds the cell budget) give the same areas."""
+    p, g = raster(pred), raster(gold)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(overlap, "EINSUM_BOXES", 0)
+        patch.setattr(overlap, "CELL_BUDGET", 7)  # a few grid rows per band
+        result = union_overlap([pred], [gold])
+    assert result.area_pred[0] == p.sum()
+    assert result.area_gold[0] == g.sum()
+    assert result.inter[0] == (p & g).sum()
+
+
+def test_the_cell_budget_bounds_a_chunk():
+    preds = [[(0.0, 0.0, 1.0 + i, 1.0)] * 3 for i in range(50)]
+    golds = [[(0.0, 0.0, 2.0, 2.0)] * 2 for _ in range(50)]
+    chunks = [len(idx) for idx, _, _ in overlap.grouped(preds, golds)]
+    per_chunk = overlap.CELL_BUDGET // overlap.grid_cells(3, 2)
+    assert sum(chunks) == 50 and max(chunks) <= min(per_chunk, overlap.CHUNK)
+
+
+def test_thousands_of_boxes_are_summed_in_bands_exactly():
+    """2,000 boxes and their gold: a grid of 16 million cells, more than the cell budget, so it
+    is summed a band of rows at a time; integer corners make every sum exact."""
+    rng = np.random.default_rng(0)
+    side = 100
+    corner = rng.integers(0, side - 1, size=(2000, 2))
+    far = np.minimum(corner + rng.integers(1, 20, size=(2000, 2)), side)
+    pred = [tuple(map(float, b)) for b in np.hstack([corner, far])]
+    gold = [(10.0, 20.0, 60.0, 90.0), (50.0, 0.0, 100.0, 30.0)]
+    assert overlap.grid_cells(len(pred), len(gold)) > overlap.CELL_BUDGET
+    painted = np.zeros((side, side), dtype=bool)
+    for x1, y1, x2, y2 in pred:
+        painted[int(y1) : int(y2), int(x1) : int(x2)] = True
+    truth = np.zeros((side, side), dtype=bool)
+    for x1, y1, x2, y2 in gold:
+        truth[int(y1) : int(y2), int(x1) : int(x2)] = True
+    result = union_overlap([pred], [gold])
+    assert result.area_pred[0] == painted.sum()
+    assert result.area_gold[0] == truth.sum()
+    assert result.inter[0] == (painted & truth).sum()

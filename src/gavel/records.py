@@ -148,6 +148,9 @@ class GavelScore(Score, kw_only=True, omit_defaults=True, gc=False):
     n_pred_boxes: int = 0
     n_gold_boxes: int = 0
     pred_boxes: list[tuple[float, float, float, float]] = msgspec.field(default_factory=list)
+    #: Set only when the answer gave more usable boxes than scoring takes (the first
+    #: ``MAX_PRED_BOXES`` are scored, ``n_pred_boxes`` of them): how many it gave.
+    boxes_given: int | None = None
     box_status: str | None = None
     box_format: str | None = None
     area_log2: float | None = None

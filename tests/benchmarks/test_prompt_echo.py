@@ -186,14 +186,12 @@ def test_gavel_scoring_counts_echoes_as_unparseable(tmp_path):
         Prediction(id=r.sample_id, response=r.prompt, box_format="pixel", model="parrot")
         for r in requests
     ]
-    scores, _, tally = gavel_scoring.score_predictions(
-        samples, lines, gavel_scoring.GavelSettings()
-    )
-    assert {s.outcome for s in scores} == {Outcome.UNPARSEABLE}
-    assert tally.echoed == len(samples)
+    run = gavel_scoring.score_samples(samples, lines, gavel_scoring.GavelSettings())
+    assert {s.outcome for s in run.scores} == {Outcome.UNPARSEABLE}
+    assert run.tally.echoed == len(samples)
     assert prompts  # every preset's prompt was built above
-    summary = gavel_scoring.summarize(
-        samples, scores, gavel_scoring.GavelSettings(resamples=0), tally
+    summary = gavel_scoring.summarize_samples(
+        samples, run, gavel_scoring.GavelSettings(resamples=0)
     )
     assert summary["metrics"]["verification"]["f1"] in (0.0, None)
     assert summary["metrics"]["answers"]["echoed"] == len(samples)

@@ -57,15 +57,16 @@ def offline_judge(note: Callable[[str], None] | None = None) -> Judge | None:
 
 def judge_explanations(
     judge: Judge | None, data: Path, result: Result, scores: Sequence[Score]
-) -> None:
-    """Add the offline judge's explanation scores to a scored GAVEL run."""
+) -> Sequence[Score]:
+    """Add the offline judge's explanation scores to a scored GAVEL run: its scores with the
+    judge's fields."""
     if judge is None:
-        return
+        return scores
     from gavel.benchmarks.gavel.data import load_samples
-    from gavel.judge.apply import judge_result
+    from gavel.scoring.judging import judge_scores
 
     samples, _ = load_samples(data)
-    judge_result(result, samples, gavel_scores(scores), judge)
+    return judge_scores(result, samples, gavel_scores(scores), judge)
 
 
 def score_photos(out: Path, match: str, judge: Judge | None = None) -> list[tuple[str, Result]]:
@@ -76,8 +77,8 @@ def score_photos(out: Path, match: str, judge: Judge | None = None) -> list[tupl
         result, scores = evaluate_files(
             examples / "gavel.jsonl", predictions, GavelSettings(match=match)
         )
-        judge_explanations(judge, examples / "gavel.jsonl", result, scores)
-        write_run(out / predictions.stem / "results.json", result, scores)
+        judged = judge_explanations(judge, examples / "gavel.jsonl", result, scores)
+        write_run(out / predictions.stem / "results.json", result, judged)
         # The responses are hand-written in each family's output format, not real model outputs.
         runs.append((f"{predictions.stem} format (example)", result))
     return runs
@@ -104,7 +105,7 @@ def score_synthetic(
     run_model(model, prepared.requests, predictions, total=prepared.total)
     result, scores = spec.evaluate(data, predictions, run)
     if benchmark == "gavel":
-        judge_explanations(judge, data, result, scores)
+        scores = judge_explanations(judge, data, result, scores)
     write_run(folder / "results.json", result, scores)
     return f"scene model, synthetic {difficulty}", result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,13 @@ class Result:
     """A scored run: what ``gavel score`` prints and writes, as Python values.
 
     ``record`` is the results.json record itself (:class:`gavel.records.Result`); ``scores``
-    are the per-sample scores (results.scores.jsonl). :meth:`table` prints what
+    are the per-sample scores (results.scores.jsonl), in data order: for GAVEL a sequence kept
+    in a temporary file whose items are decoded when read (``gavel.io.spool``). :meth:`table` prints what
     ``gavel score --format`` prints, :meth:`save` writes what ``gavel score --out`` writes.
     """
 
     record: ResultRecord
-    scores: list[Score]
+    scores: Sequence[Score]
     #: The row label of the table (``--name``, else the model, else the predictions' name).
     name: str
     #: The judge's ledger line, written with the run's files (an LLM judge only).

@@ -307,7 +307,7 @@ def evaluate(
     predictions: Iterable[Prediction],
     options: TaskOptions,
     selection: Selection = ALL,
-) -> tuple[Result, list[Score]]:
+) -> tuple[Result, Sequence[Score]]:
     """Score a run exactly as ``gavel score`` does: the predictions go through a predictions
     file and the benchmark's own ``evaluate``, so every rule and count is gavel's.
 

@@ -106,7 +106,7 @@ class Benchmark:
     name: str
     summary: str
     data_help: str
-    evaluate: Callable[[Path, Path, RunSettings], tuple[Result, list[Score]]]
+    evaluate: Callable[[Path, Path, RunSettings], tuple[Result, Sequence[Score]]]
     prepare: Callable[[Path, Model, RunSettings], Prepared]
     table: Callable[[Sequence[tuple[str, Result]]], Table]
     synth: Callable[[Path, int, int, str, RunSettings, Callable[[], None] | None], Path]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 
@@ -37,16 +38,26 @@ def stage_bytes(path: str | Path, payload: bytes) -> Path:
     Everything that can fail for lack of room or rights fails here, before the target is
     touched; :func:`commit` then only renames. OS errors name ``path``.
     """
+    return stage_chunks(path, (payload,))[0]
+
+
+def stage_chunks(path: str | Path, chunks: Iterable[bytes]) -> tuple[Path, str]:
+    """:func:`stage_bytes` for a payload given piece by piece, so that it is never whole in
+    memory (a million per-sample scores); returns the temporary file and the SHA-256 of what
+    it holds, which a summary written after it can name."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:
         raise _named(error, path) from None
+    digest = hashlib.sha256()
     try:
         plain_mode(fd)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            for chunk in chunks:
+                digest.update(chunk)
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException as error:
@@ -54,7 +65,7 @@ def stage_bytes(path: str | Path, payload: bytes) -> Path:
         if isinstance(error, OSError):
             raise _named(error, path) from None
         raise
-    return Path(temp)
+    return Path(temp), digest.hexdigest()
 
 
 def commit(staged: Sequence[tuple[Path, Path]]) -> None:
@@ -72,6 +83,43 @@ def discard(staged: Sequence[tuple[Path, Path]]) -> None:
         temp.unlink(missing_ok=True)
 
 
+class StagedFiles:
+    """Files staged one at a time and renamed into place as one change: the steps of
+    :func:`write_together`, for a caller whose last file names the SHA-256 of the ones staged
+    before it. Use it as a context manager: leaving the block by an exception discards
+    everything staged, and nothing is renamed until :meth:`commit`."""
+
+    def __init__(self, targets: Sequence[str | Path]):
+        for path in targets:  # the one thing a rename could still trip over, checked first
+            if Path(path).is_dir():
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        self._staged: list[tuple[Path, Path]] = []
+
+    def add(self, path: str | Path, payload: bytes) -> None:
+        self._staged.append((stage_bytes(path, payload), Path(path)))
+
+    def add_chunks(self, path: str | Path, chunks: Iterable[bytes]) -> str:
+        """Stage a file given piece by piece; its SHA-256."""
+        temp, sha256 = stage_chunks(path, chunks)
+        self._staged.append((temp, Path(path)))
+        return sha256
+
+    def commit(self, before_commit: Callable[[], None] | None = None) -> None:
+        """Run ``before_commit`` (its failure changes nothing), then rename every staged file
+        in the order staged."""
+        if before_commit is not None:
+            before_commit()
+        staged, self._staged = self._staged, []
+        commit(staged)
+
+    def __enter__(self) -> StagedFiles:
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        discard(self._staged)
+        self._staged = []
+
+
 def write_together(
     files: Sequence[tuple[str | Path, bytes]], before_commit: Callable[[], None] | None = None
 ) -> None:
@@ -83,19 +131,10 @@ def write_together(
     the per-sample files first and the summary that names their SHA-256 last, so that even a
     crash between two renames leaves a pair readers can tell apart.
     """
-    for path, _ in files:  # the one thing a rename could still trip over, checked first
-        if Path(path).is_dir():
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
-    staged: list[tuple[Path, Path]] = []
-    try:
+    with StagedFiles([path for path, _ in files]) as staged:
         for path, payload in files:
-            staged.append((stage_bytes(path, payload), Path(path)))
-        if before_commit is not None:
-            before_commit()
-    except BaseException:
-        discard(staged)
-        raise
-    commit(staged)
+            staged.add(path, payload)
+        staged.commit(before_commit)
 
 
 def atomic_write_bytes(path: str | Path, payload: bytes) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -56,23 +56,34 @@ class PredictionReader:
         self.count = 0
 
     def __iter__(self) -> Iterator[Prediction]:
-        first_line: dict[str, int] = {}
+        for _, prediction in self.numbered():
+            yield prediction
+
+    def numbered(
+        self, seen: Callable[[str, int], int | None] | None = None
+    ) -> Iterator[tuple[int, Prediction]]:
+        """``(line number, prediction)`` for every line.
+
+        ``seen(id, line)`` records that ``id`` is on ``line`` and returns the line it was first
+        on (``line`` itself, or None, when it is new; an earlier line is a duplicate, refused).
+        By default a dict of every id does it; a caller that indexes the ids anyway can do it
+        in a few bytes per id."""
+        if seen is None:
+            first_line: dict[str, int] = {}
+            seen = first_line.setdefault
         for number, line in self._reader:
             prediction = decode_line(_DECODER, self.path, number, line, Prediction)
             if not prediction.id:
                 raise DataError(self.path, number, "id", "empty id")
-            if prediction.id in first_line:
+            first = seen(prediction.id, number)
+            if first is not None and first != number:
                 raise DataError(
-                    self.path,
-                    number,
-                    "id",
-                    f"duplicate prediction for id {prediction.id!r} "
-                    f"(first on line {first_line[prediction.id]})",
-                )
+                    self.path, number, "id",
+                    f"duplicate prediction for id {prediction.id!r} (first on line {first})",
+                )  # fmt: skip
             check_prediction(self.path, number, prediction)
-            first_line[prediction.id] = number
             self.count += 1
-            yield prediction
+            yield number, prediction
 
     @property
     def sha256(self) -> str:

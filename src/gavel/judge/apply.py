@@ -138,6 +138,13 @@ def judge_result(
     ``counts.judge_error`` and each score's judge fields. Returns the per-sample records."""
     judged = judge.judge(judge_items(samples, scores), progress=progress)
     attach(scores, judged)
+    record_judged(result, judge, judged)
+    return judged
+
+
+def record_judged(result: Result, judge: Judge, judged: Sequence[Judged]) -> None:
+    """What :func:`judge_result` records in the result (the scores' fields aside):
+    ``metrics.explanation``, the manifest's judge, ``counts.judge_error`` and warnings."""
     described = redact_userinfo(judge.settings())  # recorded: no key, writable paths
     usage = getattr(judge, "usage", None)
     if usage is not None:
@@ -161,4 +168,3 @@ def judge_result(
             f"{result.counts[JUDGE_ERROR]} sample(s) got no valid judge score (judge_error): "
             "left out of the explanation means; rerun to ask again"
         )
-    return judged

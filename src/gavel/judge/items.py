@@ -100,13 +100,18 @@ def attach(scores: Sequence[GavelScore], judged: Iterable[Judged]) -> None:
     ``judge_error`` its detail (the server's error, or the refused reply)."""
     by_id = {j.id: j for j in judged}
     for score in scores:
-        found = by_id.get(score.id)
-        if found is not None:
-            score.judge_score = found.score
-            score.judge_reason = found.reason
-            score.judge_status = found.status
-            if found.status == JUDGE_ERROR:
-                score.judge_detail = found.detail
+        attach_one(score, by_id.get(score.id))
+
+
+def attach_one(score: GavelScore, found: Judged | None) -> None:
+    """:func:`attach` for one score (a run whose scores are kept on disk is judged one score
+    at a time)."""
+    if found is not None:
+        score.judge_score = found.score
+        score.judge_reason = found.reason
+        score.judge_status = found.status
+        if found.status == JUDGE_ERROR:
+            score.judge_detail = found.detail
 
 
 def _mean_scaled(values: list[int]) -> float | None:

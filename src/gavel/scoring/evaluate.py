@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from gavel.scoring.judging import add_judge_scores
 def evaluate_run(spec: Benchmark, data_file: Path, predictions: Path, run: RunSettings,
                  epoch: int | None, data_source: dict | None, judge, image_root: Path | None,
                  out: Path | None, configuration: Mapping[str, Any] | None = None,
-                 ) -> tuple[Result, list[Score], dict | None]:  # fmt: skip
+                 ) -> tuple[Result, Sequence[Score], dict | None]:  # fmt: skip
     """Score a run and record where it came from (the epoch of an inspect log, the data's
     source, the resolved ``configuration``: each setting's value and where it came from),
     then judge it when a judge is given: the result, the per-sample scores and the judge's
@@ -32,12 +32,12 @@ def evaluate_run(spec: Benchmark, data_file: Path, predictions: Path, run: RunSe
         result.manifest.settings["configuration"] = dict(configuration)
     ledger_entry = None
     if judge is not None:
-        ledger_entry = add_judge_scores(judge, data_file, image_root, out, result, scores)
+        ledger_entry, scores = add_judge_scores(judge, data_file, image_root, out, result, scores)
     return result, scores, ledger_entry
 
 
 def evaluate_records(spec: Benchmark, data: Path, predictions: Iterable[Prediction],
-                     run: RunSettings) -> tuple[Result, list[Score]]:  # fmt: skip
+                     run: RunSettings) -> tuple[Result, Sequence[Score]]:  # fmt: skip
     """Score predictions given as records (another framework's answers) exactly as a
     predictions file is scored: they go through one, so every rule and count is the file's."""
     encoder = msgspec.json.Encoder()

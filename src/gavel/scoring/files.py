@@ -3,12 +3,12 @@ then results.json naming the SHA-256 of each."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import msgspec
 
-from gavel.io.files import append_line, write_together
+from gavel.io.files import StagedFiles, append_line
 from gavel.io.run_files import (
     LEDGER_ENTRY,
     file_sha256,
@@ -18,6 +18,7 @@ from gavel.io.run_files import (
     scores_path,
     sha256_of,
 )
+from gavel.io.spool import BLOCK, SpooledRecords
 from gavel.manifest import redact_userinfo
 from gavel.records import GavelScore, Result, Score
 
@@ -26,31 +27,49 @@ def write_run(
     out: Path, result: Result, scores: Sequence[Score], ledger_entry: dict | None = None
 ) -> Path:
     """Write a run's files as one change: per-sample scores, the judge's ledger line, then
-    results.json naming the SHA-256 of each (io.files.write_together, io.run_files).
+    results.json naming the SHA-256 of each (io.files.StagedFiles, io.run_files).
 
-    A failed write (full disk, size limit, read-only folder) leaves every file as it was.
+    The scores are written as they are encoded (or copied from the spool they were kept in),
+    never joined in memory. A failed write (full disk, size limit, read-only folder) leaves
+    every file as it was.
     """
     encoder = msgspec.json.Encoder()
     per_sample = scores_path(out)
-    scores = [_without_userinfo(s) for s in scores]
     result.warnings = redact_userinfo(result.warnings)
-    lines = b"".join(encoder.encode(s) + b"\n" for s in scores)
-    files = {per_sample.name: sha256_of(lines)}
     replies = judge_replies_path(out)
-    if ledger_entry is not None and replies.is_file():
-        files[replies.name] = file_sha256(replies)
-    line = None
-    if ledger_entry is not None:
-        line = ledger_line(ledger_entry)
-        files[LEDGER_ENTRY] = sha256_of(line)
-    result.files = files
-    summary = msgspec.json.format(encoder.encode(result), indent=2) + b"\n"
-    before = None if line is None else (lambda: append_line(ledger_path(out), line))
-    write_together([(per_sample, lines), (out, summary)], before_commit=before)
+    line = None if ledger_entry is None else ledger_line(ledger_entry)
+    with StagedFiles([per_sample, out]) as staged:
+        files = {per_sample.name: staged.add_chunks(per_sample, score_blocks(scores, encoder))}
+        if ledger_entry is not None and replies.is_file():
+            files[replies.name] = file_sha256(replies)
+        if line is not None:
+            files[LEDGER_ENTRY] = sha256_of(line)
+        result.files = files
+        staged.add(out, msgspec.json.format(encoder.encode(result), indent=2) + b"\n")
+        staged.commit(None if line is None else (lambda: append_line(ledger_path(out), line)))
     return per_sample
 
 
-def _without_userinfo(score: Score) -> Score:
+def score_blocks(scores: Sequence[Score], encoder: msgspec.json.Encoder) -> Iterator[bytes]:
+    """The scores' JSON lines in blocks of about a megabyte: a spool's lines as they are (they
+    were encoded from records that name no password), others encoded here."""
+    if isinstance(scores, SpooledRecords):
+        yield from scores.blocks()
+        return
+    pending: list[bytes] = []
+    size = 0
+    for score in scores:
+        line = encoder.encode(without_userinfo(score)) + b"\n"
+        pending.append(line)
+        size += len(line)
+        if size >= BLOCK:
+            yield b"".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield b"".join(pending)
+
+
+def without_userinfo(score: Score) -> Score:
     """A judge's error detail names its endpoint: never with the URL's password."""
     if not isinstance(score, GavelScore) or not score.judge_detail:  # GAVEL's alone are judged
         return score

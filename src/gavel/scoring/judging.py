@@ -8,11 +8,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from gavel.errors import ConfigError, UsageError
 from gavel.io.run_files import judge_replies_path
-from gavel.records import GavelScore, Result, Score
+from gavel.io.spool import LineSpool, SpooledRecords
+from gavel.records import GavelSample, GavelScore, Result, Score
 from gavel.runner.cache import default_cache
+from gavel.scoring.files import without_userinfo
 from gavel.setting_checks import json_object
+
+#: Judged scores encoded before each write to their spool.
+LINES_PER_WRITE = 4096
 
 
 def make_judge(out: Path | None, judge_spec: str, judge_base_urls: tuple[str, ...],
@@ -84,17 +91,17 @@ def use_batch(judge: Any, settings: Any) -> None:
 
 
 def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path | None,
-                     result: Result, scores: Sequence[Score]) -> dict | None:  # fmt: skip
-    """Run the judge over a scored GAVEL run and record it (metrics, manifest); the ledger
-    entry to append when the run's files are written, if any. The judge's usage goes to
-    stderr in one line."""
+                     result: Result, scores: Sequence[Score],
+                     ) -> tuple[dict | None, Sequence[GavelScore]]:  # fmt: skip
+    """Run the judge over a scored GAVEL run and record it (metrics, manifest): the ledger
+    entry to append when the run's files are written, if any, and the scores with the
+    judge's fields. The judge's usage goes to stderr in one line."""
     from gavel.benchmarks.gavel.data import load_samples
-    from gavel.judge.apply import judge_result
 
     samples, _ = load_samples(data_file, image_root)
     scored = {score.id for score in scores}  # a selection scores some samples only
     samples = [sample for sample in samples if sample.id in scored]
-    judge_result(result, samples, gavel_scores(scores), judge, progress=True)
+    judged = judge_scores(result, samples, gavel_scores(scores), judge, progress=True)
     usage = result.metrics["explanation"]["judge"].get("usage")
     if usage and usage.get("sent"):
         refused = f", {usage['refused']} without a valid score" if usage.get("refused") else ""
@@ -107,13 +114,45 @@ def add_judge_scores(judge, data_file: Path, image_root: Path | None, out: Path 
             flush=True,
         )
     if usage is not None and out is not None:
-        return {"judge": judge.name, "results": str(out), **usage}
-    return None
+        return {"judge": judge.name, "results": str(out), **usage}, judged
+    return None, judged
 
 
-def gavel_scores(scores: Sequence[Score]) -> list[GavelScore]:
-    """The scores of a GAVEL run as GAVEL's: the same objects, which the judge fills in; any
-    other benchmark's scores are refused (the judge reads verdicts and explanations)."""
+def judge_scores(result: Result, samples: Sequence[GavelSample],
+                 scores: Sequence[GavelScore], judge: Any,
+                 progress: bool = False) -> Sequence[GavelScore]:  # fmt: skip
+    """Judge a GAVEL run (``gavel.judge.apply.judge_result``) and give back its scores with
+    the judge's fields: a list is filled in place; scores kept on disk are read one at a time,
+    filled and written to a new spool (its lines without a URL's password)."""
+    from gavel.judge.apply import judge_result, record_judged
+    from gavel.judge.items import attach_one, judge_items
+
+    if not isinstance(scores, SpooledRecords):
+        judge_result(result, samples, scores, judge, progress=progress)
+        return scores
+    judged = judge.judge(judge_items(samples, scores), progress=progress)
+    by_id = {item.id: item for item in judged}
+    encode = msgspec.json.Encoder().encode
+    spool = LineSpool(len(scores))
+    lines: list[bytes] = []
+    written = 0
+    for score in scores:
+        attach_one(score, by_id.get(score.id))
+        lines.append(encode(without_userinfo(score)) + b"\n")
+        if len(lines) >= LINES_PER_WRITE or written + len(lines) == len(scores):
+            spool.put(range(written, written + len(lines)), lines)
+            written += len(lines)
+            lines = []
+    record_judged(result, judge, judged)
+    return SpooledRecords(spool, GavelScore)
+
+
+def gavel_scores(scores: Sequence[Score]) -> Sequence[GavelScore]:
+    """The scores of a GAVEL run as GAVEL's: the same objects (or the same spool), which the
+    judge fills in; any other benchmark's scores are refused (the judge reads verdicts and
+    explanations)."""
+    if isinstance(scores, SpooledRecords) and scores.kind is GavelScore:
+        return scores
     kept = [score for score in scores if isinstance(score, GavelScore)]
     if len(kept) != len(scores):
         raise ConfigError("the judge scores GAVEL explanations; these are another benchmark's")

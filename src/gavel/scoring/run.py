@@ -3,7 +3,7 @@ benchmark settings, selection), the scores and the judge's, then the run's files
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,7 @@ def plan_scoring(settings: ScoreSettings) -> ScorePlan:
 
 def score_plan(plan: ScorePlan, judge: Any = None,
                configuration: Mapping[str, Any] | None = None,
-               ) -> tuple[Result, list[Score], dict | None]:  # fmt: skip
+               ) -> tuple[Result, Sequence[Score], dict | None]:  # fmt: skip
     """Score the plan's run and judge it (``judge``: None for none); ``configuration`` is the
     resolved settings the manifest records. Nothing is written yet."""
     return evaluate_run(plan.spec, plan.data_file, plan.predictions, plan.run, plan.epoch,

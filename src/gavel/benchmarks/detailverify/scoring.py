@@ -74,9 +74,11 @@ def score_predictions(
     predictions: Iterable[Prediction],
     settings: DetailVerifySettings,
 ) -> tuple[list[DetailVerifyScore], list[str], Counter[str]]:
-    """Score every sample in data order; also the unknown prediction ids and the model names."""
+    """Score every sample in data order; also the unknown prediction ids and the model names.
+
+    Each prediction is scored as it is read and then let go: only the scores stay."""
     index = {sample.id: i for i, sample in enumerate(samples)}
-    found: list[Prediction | None] = [None] * len(samples)
+    scores: list[DetailVerifyScore | None] = [None] * len(samples)
     unknown: list[str] = []
     models: Counter[str] = Counter()
     for prediction in predictions:
@@ -84,14 +86,17 @@ def score_predictions(
         if position is None:
             unknown.append(prediction.id)
             continue
-        found[position] = prediction
         if prediction.model:
             models[prediction.model] += 1
-    scores = [
-        score_sample(sample, prediction, mode=settings.mode, thinking=settings.thinking)
-        for sample, prediction in zip(samples, found, strict=True)
-    ]
-    return scores, unknown, models
+        scores[position] = score_sample(
+            samples[position], prediction, mode=settings.mode, thinking=settings.thinking
+        )
+    scored = [
+        score if score is not None
+        else score_sample(sample, None, mode=settings.mode, thinking=settings.thinking)
+        for sample, score in zip(samples, scores, strict=True)
+    ]  # fmt: skip
+    return scored, unknown, models
 
 
 def evaluate_files(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +19,16 @@ import msgspec
 
 from gavel.errors import DataError
 from gavel.geometry import MAX_SIDE, clip_box, is_degenerate
+from gavel.io.id_index import IdIndex
 from gavel.io.jsonl import HashingReader, decode_line
 from gavel.io.safe_paths import UnsafePath, safe_relative
 from gavel.records import Category, GavelSample
 
 CATEGORIES = {c.value for c in Category}
 MAX_TEXT = 20_000
+#: Gold boxes one sample may have: scoring a sample costs time in the square of its boxes
+#: (gavel.overlap), and no caption's error has anywhere near this many objects.
+MAX_BOXES = 500
 
 
 class GavelLine(msgspec.Struct, kw_only=True, gc=False):
@@ -70,7 +75,11 @@ class GavelLoader:
         self.image_root = Path(image_root) if image_root is not None else self.path.parent
         self.report = LoadReport()
         self._reader = HashingReader(self.path)
-        self._seen: dict[str, int] = {}
+        #: Each id read, by position among the samples (their order in the file), and each
+        #: position's line: what the duplicate check needs, kept compact so scoring can use
+        #: it to find a prediction's sample (gavel.io.id_index).
+        self._ids = IdIndex()
+        self._lines = array("q")
 
     @property
     def sha256(self) -> str:
@@ -112,14 +121,21 @@ class GavelLoader:
             split=raw.split,
         )
 
+    @property
+    def ids(self) -> IdIndex:
+        """Every id read, in file order: ``ids.get(id)`` is its sample's position (0 for the
+        first). Scoring finds predictions' samples here, not in a second index of every id."""
+        return self._ids
+
     def _check_id(self, number: int, sample_id: str) -> None:
         if not sample_id.strip():
             raise self.fail(number, "id", "empty id")
-        if sample_id in self._seen:
+        first = self._ids.add(sample_id)
+        if first is not None:
             raise self.fail(
-                number, "id", f"duplicate id {sample_id!r} (first on line {self._seen[sample_id]})"
+                number, "id", f"duplicate id {sample_id!r} (first on line {self._lines[first]})"
             )
-        self._seen[sample_id] = number
+        self._lines.append(number)
 
     def _check_text(self, number: int, raw: GavelLine) -> None:
         if not raw.caption.strip():
@@ -182,6 +198,10 @@ class GavelLoader:
     def _boxes(
         self, number: int, raw: GavelLine, width: int, height: int
     ) -> list[tuple[float, float, float, float]]:
+        if len(raw.boxes) > MAX_BOXES:
+            raise self.fail(
+                number, "boxes", f"{len(raw.boxes):,} boxes; a sample may have at most {MAX_BOXES}"
+            )
         boxes = []
         for index, box in enumerate(raw.boxes):
             if len(box) != 4:

@@ -195,25 +195,31 @@ def score_predictions(
     predictions: Iterable[Prediction],
     settings: VideoHallucerSettings,
 ) -> tuple[list[VideoHallucerScore], list[str], Counter[str]]:
-    """Scores in data order (basic then hallucinated per pair), unknown ids, model names."""
-    found: dict[str, Prediction | None] = {
-        pair.question_id(side): None for pair in pairs for side in SIDES
+    """Scores in data order (basic then hallucinated per pair), unknown ids, model names.
+
+    Each prediction is scored as it is read and then let go: only the scores stay."""
+    where = {
+        pair.question_id(side): (2 * i + j, pair, side)
+        for i, pair in enumerate(pairs)
+        for j, side in enumerate(SIDES)
     }
+    scores: list[VideoHallucerScore | None] = [None] * len(where)
     unknown: list[str] = []
     models: Counter[str] = Counter()
     for prediction in predictions:
-        if prediction.id not in found:
+        found = where.get(prediction.id)
+        if found is None:
             unknown.append(prediction.id)
             continue
-        found[prediction.id] = prediction
+        position, pair, side = found
+        scores[position] = score_question(pair, side, prediction, settings)
         if prediction.model:
             models[prediction.model] += 1
-    scores = [
-        score_question(pair, side, found[pair.question_id(side)], settings)
-        for pair in pairs
-        for side in SIDES
+    scored = [
+        score if score is not None else score_question(pair, side, None, settings)
+        for (_, pair, side), score in zip(where.values(), scores, strict=True)
     ]
-    return scores, unknown, models
+    return scored, unknown, models
 
 
 # --- reduction to metrics -------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""The ids of a file's records, each found by its text, in a few dozen bytes an id.
+
+A dict of a million ids holds a million str objects, a million int objects and the dict's own
+table: some 160 bytes an id, scattered through memory among the short-lived records read next to
+them, so that the process keeps far more than that. Here the ids are one UTF-8 buffer with
+their end offsets, their hashes, and an open-addressing table of positions (linear probing, at
+most half full), all flat typed arrays: about 40 bytes an id plus its text, and nothing for the
+allocator to fragment.
+
+Hashes are Python's own (``hash(str)``), so an index is valid in the process that built it (and
+in processes forked from it), not on disk.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import overload
+
+import numpy as np
+
+_EMPTY = -1
+_FIRST_SIZE = 1 << 10
+
+
+def _encoded(text: str) -> bytes:
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: kept, as Python holds it
+        return text.encode("utf-8", "surrogatepass")
+
+
+class IdIndex(Sequence[str]):
+    """Distinct ids in the order added; ``index[i]`` is the ``i``-th, :meth:`get` finds one."""
+
+    def __init__(self) -> None:
+        self._text = bytearray()
+        self._ends = array("q")
+        self._hashes = array("q")
+        self._table = array("q", [_EMPTY]) * _FIRST_SIZE
+        self._mask = _FIRST_SIZE - 1
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, position: int) -> str: ...
+    @overload
+    def __getitem__(self, position: slice) -> list[str]: ...
+    def __getitem__(self, position: int | slice) -> str | list[str]:
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]
+        ends = self._ends
+        end = ends[position]  # an IndexError for a position out of range
+        if position < 0:
+            position += len(ends)
+        start = ends[position - 1] if position else 0
+        return self._text[start:end].decode("utf-8", "surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        text, start = self._text, 0
+        for end in self._ends:
+            yield text[start:end].decode("utf-8", "surrogatepass")
+            start = end
+
+    def get(self, sample_id: str) -> int | None:
+        """The position of ``sample_id``, or None if it was never added."""
+        code = hash(sample_id)
+        table, hashes, mask = self._table, self._hashes, self._mask
+        slot = code & mask
+        while True:  # written out (here and in add): this runs once per line of a file
+            position = table[slot]
+            if position == _EMPTY:
+                return None
+            if hashes[position] == code and self._text_at(position) == _encoded(sample_id):
+                return position
+            slot = (slot + 1) & mask
+
+    def add(self, sample_id: str) -> int | None:
+        """Add ``sample_id`` at the next position; if it is there already, add nothing and
+        return its position (the caller's duplicate)."""
+        code = hash(sample_id)
+        table, hashes, mask = self._table, self._hashes, self._mask
+        slot = code & mask
+        while True:
+            position = table[slot]
+            if position == _EMPTY:
+                break
+            if hashes[position] == code and self._text_at(position) == _encoded(sample_id):
+                return position
+            slot = (slot + 1) & mask
+        ends = self._ends
+        table[slot] = len(ends)
+        self._text += _encoded(sample_id)
+        ends.append(len(self._text))
+        hashes.append(code)
+        if 2 * len(ends) > len(table):
+            self._rebuild(2 * len(table))
+        return None
+
+    def _text_at(self, position: int) -> bytearray:
+        ends = self._ends
+        return self._text[ends[position - 1] if position else 0 : ends[position]]
+
+    def _rebuild(self, size: int) -> None:
+        """A table of ``size`` slots for every id, built with numpy: each id takes the first
+        free slot at or after its hash's, as if inserted one by one (in another order, which
+        lookups do not depend on: no free slot ever lies between an id's slot and its own)."""
+        mask = size - 1
+        hashes = np.frombuffer(self._hashes, dtype=np.int64)
+        table = np.full(size, _EMPTY, dtype=np.int64)
+        pending = np.arange(len(hashes))
+        slot = hashes & mask
+        while len(pending):
+            wanted = slot[pending]
+            free = table[wanted] == _EMPTY
+            _, first = np.unique(wanted[free], return_index=True)
+            winners = pending[free][first]
+            table[slot[winners]] = winners
+            placed = np.zeros(len(hashes), dtype=np.bool_)
+            placed[winners] = True
+            pending = pending[~placed[pending]]
+            slot[pending] = (slot[pending] + 1) & mask
+        self._table = array("q", table.tobytes())
+        self._mask = mask
+
+
+def id_index(ids: Sequence[str]) -> IdIndex:
+    """An index of ``ids`` (distinct) in their order."""
+    index = IdIndex()
+    for sample_id in ids:
+        index.add(sample_id)
+    return index

@@ -1,0 +1,38 @@
+"""The compact index of ids against a dict doing the same job."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gavel.io.id_index import IdIndex, id_index
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=6), max_size=300), st.lists(st.text(max_size=6), max_size=30))
+def test_the_index_answers_as_a_dict_would(ids, others):
+    index, expected = IdIndex(), {}
+    for sample_id in ids:
+        assert index.add(sample_id) == expected.get(sample_id)
+        expected.setdefault(sample_id, len(expected))
+    assert list(index) == list(expected) == [index[i] for i in range(len(index))]
+    for sample_id in [*ids, *others]:
+        assert index.get(sample_id) == expected.get(sample_id)
+    if expected:
+        assert index[-1] == list(expected)[-1]
+
+
+def test_a_hundred_thousand_ids_survive_every_rebuild_of_the_table():
+    ids = [f"sample-{i:06d}/é" for i in range(100_000)]
+    index = id_index(ids)
+    assert len(index) == len(ids)
+    assert all(index.get(ids[i]) == i for i in range(0, len(ids), 997))
+    assert [index.get(ids[i]) for i in (0, 1, 65_535, 99_999)] == [0, 1, 65_535, 99_999]
+    assert index.get("sample-100000/é") is None
+    assert index.add(ids[12_345]) == 12_345 and len(index) == len(ids)
+    assert index[50_000:50_003] == ids[50_000:50_003]
+
+
+def test_ids_no_encoder_takes_are_kept_as_python_holds_them():
+    index = id_index(["a\udfffb", "ab"])
+    assert index.get("a\udfffb") == 0 and index[0] == "a\udfffb" and index.get("ab") == 1
