@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mmap
 import tempfile
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Generic, TypeVar, overload
@@ -35,6 +36,9 @@ class LineSpool:
     def __init__(self, size: int, directory: str | Path | None = None):
         # The spool owns its file until close() (or until it is collected).
         self._file = tempfile.TemporaryFile(dir=directory, prefix="gavel-scores-")  # noqa: SIM115
+        # Closed when the spool is collected or the interpreter exits, whichever comes first,
+        # without a ResourceWarning: results keep their scores' spool for as long as they live.
+        self._closer = weakref.finalize(self, self._file.close)
         self._start = np.full(size, -1, dtype=np.int64)
         self._length = np.zeros(size, dtype=np.int64)
         self._end = 0
@@ -134,7 +138,7 @@ class LineSpool:
         if self._map is not None:
             self._map.close()
             self._map = None
-        self._file.close()
+        self._closer()
 
 
 class SpooledRecords(Sequence[T], Generic[T]):
