@@ -234,6 +234,10 @@ def _from_structures(text: str, raw: _Raw) -> None:
 
 
 def _from_tags(text: str, raw: _Raw) -> None:
+    if "<" not in text:  # every tag syntax but HTML's attribute has one
+        if "data-bbox" in text:
+            _corner_pairs(text, raw, "html", _DATA_BBOX)
+        return
     if _corner_pairs(text, raw, "qwen-vl", _QWEN1):
         return
     for name, pattern in _TAGGED:

@@ -8,10 +8,13 @@ is untrusted input, and a parser that throws on it loses the sample's raw output
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import warnings
 from typing import Any
+
+import msgspec
 
 #: Longest text considered; longer responses are cut (the raw text is stored elsewhere anyway).
 MAX_TEXT = 200_000
@@ -27,6 +30,16 @@ _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 # quadratic.
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*+\s*+(.*?)```", re.DOTALL)
 _OPENERS = {"{": "}", "[": "]"}
+_OPENER = re.compile(r"[\[{]")
+#: The characters the bracket matcher acts on: quotes, the escape, brackets.
+_SPECIAL = re.compile(r"[\\\"'\[\]{}]")
+_decode_json = msgspec.json.Decoder().decode
+#: What a JSON text can begin with (the standard library's reader takes NaN and Infinity too).
+_JSON_STARTS = frozenset('{["-0123456789tfnNI')
+#: What a Python literal can begin with: a bracket, a quote, a sign or a digit, a string prefix
+#: (``b'..'``, ``r"..."``), or one of its words.
+_LITERAL_STARTS = frozenset("{[(\"'+-.0123456789bBrRuU")
+_LITERAL_WORDS = frozenset({"True", "False", "None"})
 
 
 def strip_think(text: str) -> str:
@@ -54,9 +67,10 @@ def _balanced_spans(text: str, budget: list[int] | None = None) -> list[str]:
     spans: list[str] = []
     i, n = 0, len(text)
     while i < n and len(spans) < MAX_CANDIDATES and budget[0] > 0:
-        if text[i] not in _OPENERS:
-            i += 1
-            continue
+        opener = _OPENER.search(text, i)  # the next bracket, found in C rather than char by char
+        if opener is None:
+            break
+        i = opener.start()
         end = _match_close(text, i, budget)
         if end is None:
             i += 1
@@ -73,6 +87,11 @@ def _match_close(text: str, start: int, budget: list[int]) -> int | None:
     limit = min(len(text), start + budget[0])
     try:
         while i < limit:
+            special = _SPECIAL.search(text, i, limit)  # skip what can change nothing
+            if special is None:
+                i = limit
+                break
+            i = special.start()
             ch = text[i]
             if quote:
                 if ch == "\\":
@@ -101,14 +120,27 @@ def _match_close(text: str, start: int, budget: list[int]) -> int | None:
 
 
 def decode_literal(fragment: str) -> Any | None:
-    """Decode JSON, falling back to a Python literal (single quotes, tuples, True/None)."""
+    """Decode JSON, falling back to a Python literal (single quotes, tuples, True/None).
+
+    JSON goes through msgspec first (a C decoder; the standard library's reads what it
+    refuses: ``NaN``, a lone surrogate, a number too large for a float). Text that cannot
+    begin a Python literal (prose: "Yes. The caption ...") is not handed to the compiler,
+    which costs far more to refuse it than to read a literal."""
     fragment = fragment.strip()
     if not fragment:
         return None
-    try:
-        return json.loads(fragment)
-    except (ValueError, RecursionError):
-        pass
+    if fragment[0] in "{[":
+        try:
+            return _decode_json(fragment)
+        except (msgspec.DecodeError, RecursionError):
+            pass
+    if fragment[0] in _JSON_STARTS:
+        try:
+            return json.loads(fragment)
+        except (ValueError, RecursionError):
+            pass
+    if fragment[0] not in _LITERAL_STARTS and fragment not in _LITERAL_WORDS:
+        return None
     try:
         # Model text like '\d' is an invalid escape: silence the compiler's warning about it, so
         # parsing neither prints warnings nor changes result when warnings are errors.
@@ -131,12 +163,24 @@ def _lists(value: Any) -> Any:
 def structured_candidates(text: str) -> list[Any]:
     """Decoded structures in the order a reader would trust them.
 
-    Fenced blocks first, then the whole text, then bracketed spans found in prose.
+    Fenced blocks first, then the whole text, then bracketed spans found in prose. The last
+    few texts' structures are remembered: the verdict and the boxes of one answer are read
+    from the same text, which is then decoded once. (The values are shared: read them, never
+    change them.)
     """
+    return list(_candidates(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _candidates(text: str) -> tuple[Any, ...]:
+    return tuple(_find_candidates(text))
+
+
+def _find_candidates(text: str) -> list[Any]:
     text = text[:MAX_TEXT]
     budget = [MAX_SCAN]
     found: list[Any] = []
-    for block in _FENCE.findall(text):
+    for block in _fences(text):
         value = decode_literal(block)
         if value is not None:
             found.append(value)
@@ -151,6 +195,11 @@ def structured_candidates(text: str) -> list[Any]:
     return [v for s in _balanced_spans(text, budget) if (v := decode_literal(s)) is not None]
 
 
+def _fences(text: str) -> list[str]:
+    """The contents of the text's fenced blocks (none without three backticks)."""
+    return _FENCE.findall(text) if "```" in text else []
+
+
 def repaired_list(text: str) -> list[dict[str, Any]] | None:
     """The well-formed objects of a JSON list that does not decode as a whole, or None.
 
@@ -160,7 +209,7 @@ def repaired_list(text: str) -> list[dict[str, Any]] | None:
     list, or anything else, gives None and is read as usual.
     """
     text = text[:MAX_TEXT]
-    blocks = _FENCE.findall(text) or [text]
+    blocks = _fences(text) or [text]
     budget = [MAX_SCAN]
     for block in blocks:
         body = block.strip()
