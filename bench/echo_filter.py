@@ -15,7 +15,7 @@ import random
 import time
 
 from gavel import prompts
-from gavel.benchmarks.echo import echo_filter
+from gavel.benchmarks.registry import echo_filter
 from gavel.parsing.echo import EchoFilter, Stripped
 from gavel.parsing.verdict import read_answer
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from gavel.benchmarks.echo import echo_filter
-from gavel.benchmarks.registry import benchmarks, get_benchmark
+from gavel.benchmarks.registry import benchmarks, echo_filter, get_benchmark
 from gavel.parsing.verdict import read_answer
 
 #: A plugin benchmark's own prompt: each rule line, copied, reads as a verdict.

@@ -25,10 +25,10 @@ import pytest
 from gavel.benchmarks.detailverify import prompt as detailverify
 from gavel.benchmarks.detailverify.data import DetailVerifySample
 from gavel.benchmarks.detailverify.tokens import score_sample
-from gavel.benchmarks.echo import echo_filter
 from gavel.benchmarks.gavel import prompt as gavel
 from gavel.benchmarks.gavel import scoring as gavel_scoring
 from gavel.benchmarks.gavel.data import load_samples
+from gavel.benchmarks.registry import echo_filter
 from gavel.benchmarks.videohallucer import prompt as videohallucer
 from gavel.benchmarks.videohallucer import scoring as videohallucer_scoring
 from gavel.benchmarks.videohallucer.data import VideoHallucerPair, VideoHallucerQuestion

@@ -9,7 +9,9 @@ import pytest
 
 import gavel
 from gavel.errors import UsageError
-from gavel.execution.batch_api import OFFLINE_BASE_URL, BatchApiExecutor
+from gavel.execution.batch_api import BatchApiExecutor
+from gavel.execution.batch_request import OFFLINE_BASE_URL
+from gavel.execution.executor import choose
 from gavel.execution.online import OnlineExecutor
 from gavel.execution.plan import plan
 from gavel.execution.ray import RayExecutor
@@ -24,13 +26,13 @@ def data(tmp_path, monkeypatch) -> Path:
 
 def test_the_plan_chooses_the_executor_and_writes_nothing(data):
     local = plan(GenerateSettings(data=data, model="scene", out=Path("p.jsonl")))
-    assert isinstance(local.executor, OnlineExecutor) and local.prepared.total == 3
+    assert isinstance(choose(local), OnlineExecutor) and local.prepared.total == 3
     assert local.cache is None and not local.out.exists()  # a local model: no answer cache
     on_ray = plan(GenerateSettings(data=data, model="scene", out=Path("p.jsonl"), executor="ray"))
-    assert isinstance(on_ray.executor, RayExecutor)
+    assert isinstance(choose(on_ray), RayExecutor)
     offline = plan(GenerateSettings(data=data, model="openai:m", out=Path("p.jsonl"),
                                     batch_requests_only=Path("requests.jsonl"), no_cache=True))  # fmt: skip
-    assert isinstance(offline.executor, BatchApiExecutor)
+    assert isinstance(choose(offline), BatchApiExecutor)
     assert offline.options["base_urls"] == (OFFLINE_BASE_URL,)  # recorded as the endpoint
     assert sorted(p.name for p in Path().iterdir()) == ["synth"]
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gavel.benchmarks.echo import echo_filter
+from gavel.benchmarks.registry import echo_filter
 from gavel.parsing import verdict
 from gavel.parsing.verdict import MAX_EXPLANATION, NO_ECHO
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gavel.benchmarks.gavel.scoring import GavelSettings, evaluate_files
-from gavel.benchmarks.registry import get_benchmark
+from gavel.benchmarks.registry import echo_filter, get_benchmark
 from gavel.benchmarks.spec import RunSettings
 from gavel.errors import GavelError
 from gavel.examples import example_dir
@@ -75,7 +75,7 @@ def score_photos(out: Path, match: str, judge: Judge | None = None) -> list[tupl
     runs = []
     for predictions in sorted((examples / "predictions").glob("*.jsonl")):
         result, scores = evaluate_files(
-            examples / "gavel.jsonl", predictions, GavelSettings(match=match)
+            examples / "gavel.jsonl", predictions, GavelSettings(match=match, echo=echo_filter())
         )
         judged = judge_explanations(judge, examples / "gavel.jsonl", result, scores)
         write_run(out / predictions.stem / "results.json", result, judged)
@@ -96,7 +96,7 @@ def score_synthetic(
     """A fresh synthetic set, answered by the built-in scene model from pixels alone, scored."""
     spec = get_benchmark(benchmark)
     # --match is GAVEL's option; the other benchmarks score as they always do.
-    run = RunSettings({"match": match} if spec.declares("match") else {})
+    run = RunSettings({"match": match} if spec.declares("match") else {}, echo=echo_filter())
     folder = out / benchmark / difficulty
     data = spec.synth(folder / "data", n, seed, difficulty, run, None)
     model = SceneModel()

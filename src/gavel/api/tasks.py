@@ -125,7 +125,7 @@ def check_benchmark(benchmark: str) -> None:
 
 def _run_settings(benchmark: str, options: TaskOptions, selection: Selection = ALL) -> RunSettings:
     """The benchmark's own settings record, from the options that benchmark declares."""
-    from gavel.benchmarks.registry import get_benchmark
+    from gavel.benchmarks.registry import echo_filter, get_benchmark
     from gavel.benchmarks.spec import RunSettings
 
     spec = get_benchmark(benchmark)
@@ -145,6 +145,7 @@ def _run_settings(benchmark: str, options: TaskOptions, selection: Selection = A
         resamples=options.resamples,
         seed=options.seed,
         selection=selection,
+        echo=echo_filter(),
     )
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gavel.benchmarks.detailverify import BENCHMARK as DETAILVERIFY
+from gavel.benchmarks.echo import with_declared
 from gavel.benchmarks.gavel import BENCHMARK as GAVEL
 from gavel.benchmarks.spec import Benchmark
 from gavel.benchmarks.videohallucer import BENCHMARK as VIDEOHALLUCER
 from gavel.errors import ConfigError
+from gavel.parsing.echo import EchoFilter
 from gavel.plugins import plugin_names, plugins, warn_if_shadowed
 
 _BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (GAVEL, DETAILVERIFY, VIDEOHALLUCER)}
@@ -60,6 +62,13 @@ def benchmarks() -> list[Benchmark]:
     broken plugin never breaks a run of another benchmark)."""
     loaded = [p.loaded for n, p in plugins("benchmark").items() if n not in _BENCHMARKS]
     return [*_BENCHMARKS.values(), *(b for b in loaded if isinstance(b, Benchmark))]
+
+
+def echo_filter() -> EchoFilter:
+    """The filter of every prompt sent: the shipped templates', the judge's, and those of
+    every benchmark known (built once for each set of benchmarks; :mod:`gavel.benchmarks.echo`).
+    Callers that score hand it to the benchmark (``RunSettings.echo``)."""
+    return with_declared(tuple(b.prompts() for b in benchmarks() if b.prompts is not None))
 
 
 def option_owners(flag: str, commands: Sequence[str]) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gavel.errors import ConfigError
 from gavel.prompts import PromptTexts, Template
@@ -23,6 +23,9 @@ from gavel.records import Result, Score
 from gavel.requests import Model, Request
 from gavel.selection import ALL, Selection
 from gavel.tables import Table
+
+if TYPE_CHECKING:
+    from gavel.parsing.echo import EchoFilter
 
 #: The commands a benchmark option may belong to.
 COMMANDS = ("generate", "score", "synth")
@@ -75,6 +78,10 @@ class RunSettings:
     seed: int = 0
     #: Which samples are asked and scored.
     selection: Selection = ALL
+    #: Every prompt sent, whose copied text the readers set aside
+    #: (:func:`gavel.benchmarks.registry.echo_filter`, which the callers that score pass);
+    #: None: the shipped templates', the judge's and the benchmark's own.
+    echo: EchoFilter | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,7 @@ class Benchmark:
     ``synth(out, n, seed, difficulty, run, progress)``: a synthetic data set; returns its path.
     ``sample_unit``: what one sample is (what ``--limit`` counts and ``--sample-id`` names).
     ``prompts()``: every prompt ``prepare`` may send; answers that copy them are read without
-    the copied text (:func:`gavel.benchmarks.echo.echo_filter`).
+    the copied text (:func:`gavel.benchmarks.registry.echo_filter`).
     """
 
     name: str

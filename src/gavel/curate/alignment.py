@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gavel.benchmarks.echo import echo_filter
+from gavel.benchmarks.registry import echo_filter
 from gavel.curate.images import resolve_image
 from gavel.curate.pairs import Pair, read_pairs, replies_path, write_pairs
 from gavel.errors import DataError

@@ -10,7 +10,9 @@
   for ``vllm run-batch``, or merging its output) (``gavel.batch``).
 
 Each writes the predictions file of the plan, resuming it, and returns a summary with
-``answered``, ``errors`` and ``describe()``.
+``answered``, ``errors`` and ``describe()``. The plan knows no executor: it says what it
+needs (the batch settings, ``executor``, whether the model batches), and :func:`run` chooses
+and runs one.
 """
 
 from __future__ import annotations
@@ -18,12 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from gavel.execution.batch_api import BatchRequest
     from gavel.execution.plan import RunPlan
-    from gavel.execution.settings import GenerateSettings
-
-#: Requests sent to a Ray replica at a time (``run_ray``'s own default).
-RAY_REQUESTS_PER_TASK = 32
 
 
 class Executor(Protocol):
@@ -34,18 +31,18 @@ class Executor(Protocol):
         ...
 
 
-def choose(settings: GenerateSettings, batch: BatchRequest, batching: bool) -> Executor:
-    """The executor the settings ask for: the batch API when its settings are given, Ray with
+def choose(plan: RunPlan) -> Executor:
+    """The executor a plan asks for: the batch API when its settings are given, Ray with
     ``executor="ray"``, a batching local model's own loop, else the async runner."""
-    if batch.active:
+    if plan.batch.active:
         from gavel.execution.batch_api import BatchApiExecutor
 
         return BatchApiExecutor()
-    if settings.executor == "ray":
+    if plan.settings.executor == "ray":
         from gavel.execution.ray import RayExecutor
 
         return RayExecutor()
-    if batching:
+    if plan.batching:
         from gavel.execution.batched import BatchedExecutor
 
         return BatchedExecutor()
@@ -54,10 +51,7 @@ def choose(settings: GenerateSettings, batch: BatchRequest, batching: bool) -> E
     return OnlineExecutor()
 
 
-def window_for(model: Any, executor: str) -> int:
-    """Requests sorted together before they are cut into batches: the batched runner's window,
-    or on Ray the requests one replica is sent at a time (at least the runner's default)."""
-    from gavel.runner.batched import WINDOW_BATCHES
-
-    window = WINDOW_BATCHES * model.batch_size
-    return max(window, RAY_REQUESTS_PER_TASK) if executor == "ray" else window
+def run(plan: RunPlan) -> Any:
+    """Send the plan's requests, as the executor it asks for does; its summary (None: nothing
+    was asked, a requests file only)."""
+    return choose(plan).run(plan)

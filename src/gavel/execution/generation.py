@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gavel.errors import GavelError
+from gavel.execution.executor import run
 from gavel.execution.notes import note
 from gavel.execution.plan import RunPlan, plan
 from gavel.execution.settings import GenerateSettings
@@ -42,7 +43,7 @@ def generate(settings: GenerateSettings, configuration: Mapping[str, Any] | None
     planned = plan(settings, configuration, spent_elsewhere=spent_elsewhere)
     if planned.estimate is not None:
         return Outcome(planned)
-    summary = planned.run()
+    summary = run(planned)
     if summary is None:
         return Outcome(planned)
     out, manifest = planned.out, planned.manifest

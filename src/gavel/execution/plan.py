@@ -18,8 +18,7 @@ from gavel.execution.settings import GenerateSettings, checked
 
 if TYPE_CHECKING:
     from gavel.benchmarks.spec import Prepared
-    from gavel.execution.batch_api import BatchRequest
-    from gavel.execution.executor import Executor
+    from gavel.execution.batch_request import BatchRequest
     from gavel.manifest import Manifest
     from gavel.runner.max_failures import MaxFailures
 
@@ -30,7 +29,7 @@ RAY_SETTINGS = ("workers", "gpus_per_worker", "cpus_per_worker", "placement_time
 
 @dataclass
 class RunPlan:
-    """What one generation will do, decided: the executor runs it (:meth:`run`)."""
+    """What one generation will do, decided; :func:`gavel.execution.executor.run` runs it."""
 
     settings: GenerateSettings
     #: The requests to send (resumed ones skipped by the executor as it reads ``out``).
@@ -52,14 +51,10 @@ class RunPlan:
     #: How many requests are sorted together before being cut into batches (batching models).
     window: int | None
     failure_limit: MaxFailures | None
-    executor: Executor
+    #: Whether the model answers a batch of requests at once (its own loop runs the plan).
+    batching: bool
     #: The dry run's estimate (``dry_run``): nothing is to be sent.
     estimate: Any = None
-
-    def run(self) -> Any:
-        """Send the requests, as the chosen executor does; its summary (None: nothing was
-        asked, a requests file only)."""
-        return self.executor.run(self)
 
     @property
     def prices(self) -> dict[str, tuple[float, float]] | None:
@@ -88,9 +83,9 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     from gavel.benchmarks.registry import get_benchmark
     from gavel.benchmarks.spec import RunSettings
     from gavel.execution import pricing
-    from gavel.execution.batch_api import batch_request
-    from gavel.execution.executor import choose, window_for
+    from gavel.execution.batch_request import batch_request
     from gavel.execution.model_options import adapter_options
+    from gavel.execution.windows import window_for
     from gavel.manifest import build_manifest
     from gavel.models.presets import get_preset
     from gavel.runner.defaults import answer_cache_for, is_remote
@@ -173,7 +168,7 @@ def plan(settings: GenerateSettings, configuration: Mapping[str, Any] | None = N
     return RunPlan(
         settings=s, prepared=prepared, model=model, options=options, cache=cache,
         budget=budget, manifest=manifest, out=out, batch=batch, window=window,
-        failure_limit=failure_limit, executor=choose(s, batch, batching), estimate=estimate,
+        failure_limit=failure_limit, batching=batching, estimate=estimate,
     )  # fmt: skip
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gavel.execution.executor import RAY_REQUESTS_PER_TASK
+from gavel.execution.windows import RAY_REQUESTS_PER_TASK
 
 if TYPE_CHECKING:
     from gavel.execution.plan import RunPlan

@@ -91,7 +91,7 @@ def read_reply(text: str | None, prompt: str | None = None) -> Verdict | None:
     ("one short sentence") is refused too: its number was not given as an answer either."""
     if not text:
         return None
-    from gavel.benchmarks.echo import echo_filter
+    from gavel.benchmarks.registry import echo_filter
 
     body = strip_think(text)
     stripped = echo_filter().remove(body)

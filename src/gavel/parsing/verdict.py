@@ -197,7 +197,7 @@ def read_answer(
 
     ``truncated``: the answer was cut off by the token limit (``finish_reason: length``).
     ``echo``: the prompts sent, whose copied text is set aside first (the caller's: a benchmark
-    passes :func:`gavel.benchmarks.echo.echo_filter`); by default nothing is set aside."""
+    passes :func:`gavel.benchmarks.registry.echo_filter`); by default nothing is set aside."""
     if not text:
         return AnswerReading(None, "")
     stripped = echo.remove(strip_think(text))

@@ -70,7 +70,7 @@ def judge_batch(judge_spec: str | None, out: Path | None, judge_base_urls: Seque
                 poll: float | None) -> Any:  # fmt: skip
     """The batch settings of the judge (``--judge-batch`` and its tuning), checked against
     the rest: an LLM judge, a place for the batch's records, one server; None without."""
-    from gavel.execution.batch_api import batch_settings
+    from gavel.execution.batch_request import batch_settings
 
     settings = batch_settings(on, "judge-batch", fallback, rounds, poll)
     if settings is None:

@@ -93,14 +93,15 @@ def planned_judge(judge: Any, generation: Any, *, benchmark: str, data_file: Pat
                   judge_price: str | None, tokenizer: Path | None) -> Any:  # fmt: skip
     """The judge's part of ``gavel run --dry-run``: the answers already there as scoring
     reads them, and one request for each sample the generation (its estimate) will answer."""
-    from gavel.benchmarks.registry import get_benchmark
+    from gavel.benchmarks.registry import echo_filter, get_benchmark
     from gavel.benchmarks.spec import RunSettings
     from gavel.scoring.judging import gavel_scores
 
     items: list[Any] = []
     if predictions.is_file():
         bench = get_benchmark(benchmark)
-        run = RunSettings(bench.values(score_options), image_root, resamples=0)
+        run = RunSettings(bench.values(score_options), image_root, resamples=0,
+                          echo=echo_filter())  # fmt: skip
         items = scored_items(bench, data_file, predictions, run, gavel_scores)
     # Answers sent and answers the cache gives are both written, then judged.
     planned = generation.to_send + generation.cached

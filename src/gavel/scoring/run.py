@@ -40,7 +40,7 @@ def benchmark_values(spec: Benchmark, options: Mapping[str, Any]) -> dict[str, A
 
 def plan_scoring(settings: ScoreSettings) -> ScorePlan:
     """Resolve the data (Parquet and Hub data are materialized once) and settle the run."""
-    from gavel.benchmarks.registry import get_benchmark
+    from gavel.benchmarks.registry import echo_filter, get_benchmark
     from gavel.io.formats.inspect_log import is_inspect_log
     from gavel.selection import make_selection
     from gavel.sources import resolve_data
@@ -53,7 +53,8 @@ def plan_scoring(settings: ScoreSettings) -> ScorePlan:
     spec = get_benchmark(settings.benchmark)
     selection = make_selection(settings.limit, settings.sample_id, settings.shuffle, settings.seed)
     values = benchmark_values(spec, settings.options)
-    run = RunSettings(values, image_root, settings.bootstrap, settings.seed, selection)
+    run = RunSettings(values, image_root, settings.bootstrap, settings.seed, selection,
+                      echo=echo_filter())  # fmt: skip
     out = Path(settings.out) if settings.out is not None else None
     return ScorePlan(spec, data_file, predictions, data_source, run, settings.epoch, out)
 

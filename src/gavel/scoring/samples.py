@@ -85,6 +85,8 @@ class _PerSample(Protocol):
 
 def _load(benchmark: str, path: Path, options: SampleOptions) -> _PerSample:
     """The benchmark's data, scorer and settings (its loaders and scorer imported on use)."""
+    from gavel.benchmarks.registry import echo_filter
+
     root = Path(options.image_root) if options.image_root else None
     if benchmark == "gavel":
         from gavel.benchmarks.gavel import data as gavel_data
@@ -94,7 +96,9 @@ def _load(benchmark: str, path: Path, options: SampleOptions) -> _PerSample:
         return _Loaded(
             {sample.id: sample for sample in samples},
             gavel_scoring.score_predictions,
-            gavel_scoring.GavelSettings(match=options.match, box_format=options.box_format),
+            gavel_scoring.GavelSettings(
+                match=options.match, box_format=options.box_format, echo=echo_filter()
+            ),
         )
     if benchmark == "detailverify":
         from gavel.benchmarks.detailverify import data as dvb_data
@@ -104,7 +108,9 @@ def _load(benchmark: str, path: Path, options: SampleOptions) -> _PerSample:
         return _Loaded(
             {sample.id: sample for sample in verify},
             dvb_scoring.score_predictions,
-            dvb_scoring.DetailVerifySettings(mode=options.mode, thinking=options.thinking),
+            dvb_scoring.DetailVerifySettings(
+                mode=options.mode, thinking=options.thinking, echo=echo_filter()
+            ),
         )
     from gavel.benchmarks.videohallucer import data as vh_data
     from gavel.benchmarks.videohallucer import scoring as vh_scoring
@@ -113,7 +119,7 @@ def _load(benchmark: str, path: Path, options: SampleOptions) -> _PerSample:
     return _Loaded(
         {pair.question_id(side): pair for pair in pairs for side in vh_data.SIDES},
         vh_scoring.score_predictions,
-        vh_scoring.VideoHallucerSettings(answer_rule=options.answer_rule),
+        vh_scoring.VideoHallucerSettings(answer_rule=options.answer_rule, echo=echo_filter()),
     )
 
 

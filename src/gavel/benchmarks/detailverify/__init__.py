@@ -8,7 +8,6 @@ Read top-down: :mod:`.data` (loader), :mod:`.prompt` (the official prompt, reque
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 from gavel.benchmarks.detailverify.options import OPTIONS
@@ -29,6 +28,7 @@ def evaluate(data: Path, predictions: Path, run: RunSettings):
         empty_groups=values["empty_groups"],
         resamples=run.resamples,
         seed=run.seed,
+        echo=run.echo,
     )
     return evaluate_files(data, predictions, settings, selection=run.selection)
 
@@ -69,12 +69,11 @@ def synth(out: Path, n: int, seed: int, difficulty: str, run: RunSettings, progr
     return generate_detailverify(out, n, seed, difficulty, share, progress=progress)
 
 
-@cache
 def prompts() -> PromptTexts:
     """The official prompt, without and with thinking."""
-    from gavel.benchmarks.detailverify.prompt import load_prompt
+    from gavel.benchmarks.detailverify.prompt import declared_prompts
 
-    return PromptTexts((load_prompt(thinking=False).text, load_prompt(thinking=True).text))
+    return declared_prompts()
 
 
 BENCHMARK = Benchmark(

@@ -3,12 +3,13 @@ sample."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gavel.benchmarks.detailverify.data import DetailVerifySample
 from gavel.errors import ConfigError
-from gavel.prompts import Template, load_template
+from gavel.prompts import PromptTexts, Template, load_template
 from gavel.requests import Request
 
 NAME = "detailverify"
@@ -70,3 +71,9 @@ def build_requests(
             images=(path,),
             fields={"caption": sample.caption},
         )
+
+
+@functools.cache
+def declared_prompts() -> PromptTexts:
+    """The official prompt, without and with thinking. (what the benchmark declares it sends, for the echo filter)."""
+    return PromptTexts((load_prompt(thinking=False).text, load_prompt(thinking=True).text))

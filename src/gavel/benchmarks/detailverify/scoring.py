@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gavel.benchmarks.detailverify.data import DetailVerifySample, read_samples
 from gavel.benchmarks.detailverify.options import EMPTY_GROUPS, MODES
@@ -35,6 +36,9 @@ from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
 from gavel.records import Outcome, Prediction, Result
 from gavel.selection import ALL, Selection, select
+
+if TYPE_CHECKING:
+    from gavel.parsing.echo import EchoFilter
 
 NAME = "detailverify"
 
@@ -53,6 +57,8 @@ class DetailVerifySettings:
     resamples: int = 1000
     level: float = 0.95
     seed: int = 0
+    #: Every prompt sent (the caller's: ``RunSettings.echo``); None: the shipped ones'.
+    echo: EchoFilter | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -89,7 +95,11 @@ def score_predictions(
         if prediction.model:
             models[prediction.model] += 1
         scores[position] = score_sample(
-            samples[position], prediction, mode=settings.mode, thinking=settings.thinking
+            samples[position],
+            prediction,
+            mode=settings.mode,
+            thinking=settings.thinking,
+            echo=settings.echo,
         )
     scored = [
         score if score is not None

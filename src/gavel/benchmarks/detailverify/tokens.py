@@ -8,13 +8,14 @@ side, so every number in ``results.json`` can be traced to the samples. Metrics 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import numpy as np
 
 from gavel.benchmarks.detailverify.data import DetailVerifySample
-from gavel.benchmarks.echo import echo_filter
+from gavel.benchmarks.detailverify.prompt import declared_prompts
+from gavel.benchmarks.echo import chosen
 from gavel.metrics.stats import percentile_interval
 from gavel.metrics.tokens import (
     NONE,
@@ -29,6 +30,9 @@ from gavel.metrics.tokens import (
 )
 from gavel.parsing.tags import VALID, Validity, extract_result, strip_tags, validate
 from gavel.records import Outcome, Prediction, Score
+
+if TYPE_CHECKING:
+    from gavel.parsing.echo import EchoFilter
 
 #: The 13 categories the official table reads, in its order.
 OFFICIAL_CATEGORIES = [
@@ -100,17 +104,25 @@ def faithful(caption: str, answer: str, validity: Validity) -> bool:
     return TOKEN_PATTERN.findall(strip_tags(answer)) == TOKEN_PATTERN.findall(caption)
 
 
-def copied_answer(response: str | None, answer: str, *, thinking: bool) -> bool:
+def copied_answer(
+    response: str | None, answer: str, *, thinking: bool, echo: EchoFilter | None = None
+) -> bool:
     """The answer read from ``response`` is only there because the response copies a prompt:
-    without the copied text (:mod:`gavel.parsing.echo`) no such answer would be read."""
+    without the copied text (:mod:`gavel.parsing.echo`; ``echo``, the caller's filter of
+    every prompt sent, else the shipped ones') no such answer would be read."""
     if not response or not answer:
         return False
-    own = echo_filter().remove(response)
+    own = chosen(echo, declared_prompts).remove(response)
     return own.echoed and extract_result(own.text, thinking=thinking) != answer
 
 
 def score_sample(
-    sample: DetailVerifySample, prediction: Prediction | None, *, mode: str, thinking: bool
+    sample: DetailVerifySample,
+    prediction: Prediction | None,
+    *,
+    mode: str,
+    thinking: bool,
+    echo: EchoFilter | None = None,
 ) -> DetailVerifyScore:
     """Read the answer, check it, and compute the official per-sample values."""
     gold = mark_positions(sample.tagged, sample.labels)
@@ -134,7 +146,7 @@ def score_sample(
         extra = {
             "validity": str(validity),
             "faithful": faithful(sample.caption, answer, validity),
-            "echo": copied_answer(prediction.response, answer, thinking=thinking),
+            "echo": copied_answer(prediction.response, answer, thinking=thinking, echo=echo),
             "truncated": prediction.truncated,
         }
         if validity in VALID:

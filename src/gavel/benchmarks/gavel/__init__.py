@@ -9,7 +9,6 @@ line's start-up needs none of them.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 from gavel.benchmarks.gavel.options import OPTIONS
@@ -29,6 +28,7 @@ def evaluate(data: Path, predictions: Path, run: RunSettings):
         box_format=values["box_format"],
         resamples=run.resamples,
         seed=run.seed,
+        echo=run.echo,
     )
     return evaluate_files(
         data, predictions, settings, image_root=run.image_root, selection=run.selection
@@ -67,14 +67,12 @@ def synth(out: Path, n: int, seed: int, difficulty: str, run: RunSettings, progr
     return generate_gavel(out, n, seed, difficulty, share, values["categories"], progress=progress)
 
 
-@cache
 def prompts() -> PromptTexts:
     """The default prompt and the box instruction it is sent with (``--prompt`` chooses among
     the template files, which every echo filter holds anyway)."""
-    from gavel.benchmarks.gavel.prompt import BOX_INSTRUCTIONS
-    from gavel.prompts import load_template
+    from gavel.benchmarks.gavel.prompt import declared_prompts
 
-    return PromptTexts((load_template("gavel_v1").text,), tuple(BOX_INSTRUCTIONS.values()))
+    return declared_prompts()
 
 
 BENCHMARK = Benchmark(

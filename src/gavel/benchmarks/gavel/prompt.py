@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from gavel.prompts import Template
+from gavel.prompts import PromptTexts, Template
 from gavel.records import GavelSample
 from gavel.requests import Request
 
@@ -50,3 +51,12 @@ def build_requests(
             images=(image_root / sample.image,),
             fields={"caption": sample.caption},
         )
+
+
+@functools.cache
+def declared_prompts() -> PromptTexts:
+    """The default prompt and the box instruction it is sent with (``--prompt`` chooses among
+    the template files, which every echo filter holds anyway). (what the benchmark declares it sends, for the echo filter)."""
+    from gavel.prompts import load_template
+
+    return PromptTexts((load_template("gavel_v1").text,), tuple(BOX_INSTRUCTIONS.values()))

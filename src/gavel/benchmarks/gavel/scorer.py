@@ -19,11 +19,12 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from gavel.benchmarks.echo import echo_filter
+from gavel.benchmarks.echo import chosen
+from gavel.benchmarks.gavel.prompt import declared_prompts
 from gavel.errors import ConfigError
 from gavel.geometry import Box, clip_box, is_degenerate, order_corners
 from gavel.matching import get_policy
@@ -33,6 +34,9 @@ from gavel.parsing import ImageGeometry, parse_boxes
 from gavel.parsing.conventions import get_convention
 from gavel.parsing.verdict import MAX_EXPLANATION, read_answer
 from gavel.records import GavelScore, Outcome, Prediction
+
+if TYPE_CHECKING:
+    from gavel.parsing.echo import EchoFilter
 
 #: Predicted boxes scored per sample at most: the first ones the answer gives. A sample's
 #: overlap costs time in the square of its boxes (``gavel.overlap``); no GAVEL caption has an
@@ -71,6 +75,8 @@ class GavelSettings:
     seed: int = 0
     #: A box given together with a "no hallucination" verdict does not localize an error.
     ignore_boxes_when_clean: bool = True
+    #: Every prompt sent (the caller's: ``RunSettings.echo``); None: the shipped ones'.
+    echo: EchoFilter | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         get_policy(self.match)
@@ -138,7 +144,7 @@ class GavelScorer:
         self.policy = get_policy(settings.match)
         self.tally = ScoringTally()
         #: Every prompt sent, whose copied text an answer is read without.
-        self.echo = echo_filter()
+        self.echo = chosen(settings.echo, declared_prompts)
 
     def score(self, sample: GoldSample, prediction: Prediction | None) -> GavelScore:
         no_iou = 0.0 if sample.boxes else None

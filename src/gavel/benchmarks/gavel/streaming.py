@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 import numpy as np
 
+from gavel.benchmarks.gavel.chunks import ChunkScores, score_chunk
 from gavel.benchmarks.gavel.columns import RunColumns
 from gavel.benchmarks.gavel.gold import GoldColumns
 from gavel.benchmarks.gavel.scorer import GavelScorer, GavelSettings, ScoringTally
@@ -155,38 +155,6 @@ def score_run(
 def _pieces(values: np.ndarray) -> Iterator[np.ndarray]:
     for start in range(0, len(values), CHUNK):
         yield values[start : start + CHUNK]
-
-
-@dataclass
-class ChunkScores:
-    """One chunk's scores: their JSON lines (one buffer and each line's length), their
-    numbers, what was counted; or the ConfigError that stopped it."""
-
-    lines: bytes
-    lengths: np.ndarray
-    columns: RunColumns
-    tally: ScoringTally
-    refused: ConfigError | None = None
-
-
-def score_chunk(scorer: GavelScorer, gold: GoldColumns, positions: Sequence[int],
-                predictions: Sequence[Prediction | None]) -> ChunkScores:  # fmt: skip
-    """Score the samples at data ``positions`` with their predictions (None: missing)."""
-    scorer.tally = tally = ScoringTally()
-    samples = gold.golds(positions)
-    try:
-        scores = [scorer.score(s, p) for s, p in zip(samples, predictions, strict=True)]
-    except ConfigError as error:
-        return ChunkScores(b"", np.zeros(0, dtype=np.int64), RunColumns(0), tally, error)
-    scorer.fill_overlaps(samples, scores)
-    lines = [_ENCODE(score) + b"\n" for score in scores]
-    columns = RunColumns(len(scores))
-    columns.fill(range(len(scores)), scores, [p.model if p else None for p in predictions])
-    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
-    return ChunkScores(b"".join(lines), lengths, columns, tally)
-
-
-_ENCODE = msgspec.json.Encoder().encode
 
 
 class _Gathered:

@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from gavel.benchmarks.gavel.chunks import score_chunk
 from gavel.benchmarks.gavel.gold import GoldColumns
 from gavel.benchmarks.gavel.scorer import GavelScorer, GavelSettings
 from gavel.errors import ConfigError
@@ -111,8 +112,6 @@ def _start_worker() -> None:
 
 
 def _score(positions: list[int], payload: bytes) -> Any:
-    from gavel.benchmarks.gavel.streaming import score_chunk
-
     global _SCORER
     assert _GOLD is not None and _SETTINGS is not None
     if _SCORER is None:

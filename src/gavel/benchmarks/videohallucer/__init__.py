@@ -9,7 +9,6 @@ the modules to the :class:`~gavel.benchmarks.spec.Benchmark` record, importing e
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 from gavel.benchmarks.spec import Benchmark, Prepared, RunSettings
@@ -25,7 +24,10 @@ def evaluate(data: Path, predictions: Path, run: RunSettings):
 
     values = BENCHMARK.values(run.values)
     settings = VideoHallucerSettings(
-        answer_rule=values["answer_rule"], resamples=run.resamples, seed=run.seed
+        answer_rule=values["answer_rule"],
+        resamples=run.resamples,
+        seed=run.seed,
+        echo=run.echo,
     )
     return evaluate_files(data, predictions, settings, selection=run.selection)
 
@@ -65,12 +67,11 @@ def synth(out: Path, n: int, seed: int, difficulty: str, run: RunSettings, progr
     return generate_videohallucer(out, n, seed, difficulty, progress=progress)
 
 
-@cache
 def prompts() -> PromptTexts:
     """The official prompt (each question is filled in)."""
-    from gavel.benchmarks.videohallucer.prompt import OFFICIAL_TEMPLATE
+    from gavel.benchmarks.videohallucer.prompt import declared_prompts
 
-    return PromptTexts((OFFICIAL_TEMPLATE.text,))
+    return declared_prompts()
 
 
 BENCHMARK = Benchmark(

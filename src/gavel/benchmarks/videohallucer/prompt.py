@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gavel.benchmarks.videohallucer.data import SIDES, VideoHallucerPair
 from gavel.errors import ConfigError
-from gavel.prompts import Template, load_template
+from gavel.prompts import PromptTexts, Template, load_template
 from gavel.requests import Request
 
 NAME = "videohallucer"
@@ -71,3 +72,9 @@ def build_requests(
                 images=(path,),
                 fields={"question": question},
             )
+
+
+@functools.cache
+def declared_prompts() -> PromptTexts:
+    """The official prompt (each question is filled in). (what the benchmark declares it sends, for the echo filter)."""
+    return PromptTexts((OFFICIAL_TEMPLATE.text,))

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
 
-from gavel.benchmarks.echo import echo_filter
+from gavel.benchmarks.echo import chosen
 from gavel.benchmarks.videohallucer.data import (
     CATEGORIES,
     LEADERBOARD,
@@ -32,7 +32,11 @@ from gavel.benchmarks.videohallucer.data import (
     load_dataset,
     question_ids,
 )
-from gavel.benchmarks.videohallucer.prompt import HALLUCINATION_VIDEOS, PROMPT_SUFFIX
+from gavel.benchmarks.videohallucer.prompt import (
+    HALLUCINATION_VIDEOS,
+    PROMPT_SUFFIX,
+    declared_prompts,
+)
 from gavel.errors import ConfigError
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import scoring_manifest
@@ -61,6 +65,9 @@ from gavel.parsing.yesno import (
 from gavel.records import Outcome, Prediction, Result, Score
 from gavel.selection import ALL, Selection, select
 
+if TYPE_CHECKING:
+    pass
+
 NAME = "videohallucer"
 
 
@@ -77,6 +84,8 @@ class VideoHallucerSettings:
     resamples: int = 1000
     level: float = 0.95
     seed: int = 0
+    #: Every prompt sent (the caller's: ``RunSettings.echo``); None: the shipped ones'.
+    echo: EchoFilter | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.answer_rule not in ANSWER_RULES:
@@ -147,7 +156,7 @@ def score_question(
         return VideoHallucerScore(outcome=Outcome.MODEL_ERROR, detail=detail, **base)
     base["truncated"] = prediction.truncated
     text = prepare(prediction.response, drop_think=settings.strip_think)
-    own = own_words(text, pair.side(side).question)
+    own = own_words(text, pair.side(side).question, settings.echo)
     echo = official_label(BOTH_WAYS.sub(" ", own)) == NEITHER and official_label(text) != NEITHER
     official = official_label(text)
     strict, why = strict_reading(own)
@@ -183,10 +192,11 @@ def score_question(
     )
 
 
-def own_words(text: str, question: str) -> str:
+def own_words(text: str, question: str, echo: EchoFilter | None = None) -> str:
     """The response without what it copied from the prompt: the question and the text of every
-    shipped prompt, the official answer instruction included (:mod:`gavel.parsing.echo`)."""
-    text = echo_filter().remove(text).text
+    prompt sent (``echo``, the caller's filter; else the shipped ones'), the official answer
+    instruction included (:mod:`gavel.parsing.echo`)."""
+    text = chosen(echo, declared_prompts).remove(text).text
     return EchoFilter([question]).remove(text).text
 
 

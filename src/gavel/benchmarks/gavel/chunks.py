@@ -1,0 +1,50 @@
+"""One chunk of a GAVEL run scored: its answers read, its overlaps computed, its scores
+encoded as JSON lines and their numbers gathered. The same in this process and in a worker
+(:mod:`~gavel.benchmarks.gavel.workers`), which the run (:mod:`~gavel.benchmarks.gavel.streaming`)
+hands chunks to."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import msgspec
+import numpy as np
+
+from gavel.benchmarks.gavel.columns import RunColumns
+from gavel.benchmarks.gavel.gold import GoldColumns
+from gavel.benchmarks.gavel.scorer import GavelScorer, ScoringTally
+from gavel.errors import ConfigError
+from gavel.records import Prediction
+
+
+@dataclass
+class ChunkScores:
+    """One chunk's scores: their JSON lines (one buffer and each line's length), their
+    numbers, what was counted; or the ConfigError that stopped it."""
+
+    lines: bytes
+    lengths: np.ndarray
+    columns: RunColumns
+    tally: ScoringTally
+    refused: ConfigError | None = None
+
+
+def score_chunk(scorer: GavelScorer, gold: GoldColumns, positions: Sequence[int],
+                predictions: Sequence[Prediction | None]) -> ChunkScores:  # fmt: skip
+    """Score the samples at data ``positions`` with their predictions (None: missing)."""
+    scorer.tally = tally = ScoringTally()
+    samples = gold.golds(positions)
+    try:
+        scores = [scorer.score(s, p) for s, p in zip(samples, predictions, strict=True)]
+    except ConfigError as error:
+        return ChunkScores(b"", np.zeros(0, dtype=np.int64), RunColumns(0), tally, error)
+    scorer.fill_overlaps(samples, scores)
+    lines = [_ENCODE(score) + b"\n" for score in scores]
+    columns = RunColumns(len(scores))
+    columns.fill(range(len(scores)), scores, [p.model if p else None for p in predictions])
+    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
+    return ChunkScores(b"".join(lines), lengths, columns, tally)
+
+
+_ENCODE = msgspec.json.Encoder().encode
