@@ -101,6 +101,15 @@ def run_manifest_path(predictions: str | Path) -> Path:
     return path.with_name(path.stem + ".manifest.json")
 
 
+def recorded(settings: Any) -> dict[str, Any]:
+    """A settings dataclass as the manifest records it: every field but those marked
+    ``metadata={"recorded": False}`` (what a caller hands along without it changing a number's
+    definition, such as the echo filter of the prompts sent, which the prompts' hashes record)."""
+    hidden = [f.name for f in dataclasses.fields(settings) if not f.metadata.get("recorded", True)]
+    shown = dataclasses.replace(settings, **dict.fromkeys(hidden)) if hidden else settings
+    return {k: v for k, v in dataclasses.asdict(shown).items() if k not in hidden}
+
+
 def scoring_manifest(
     benchmark: str,
     *,
@@ -135,5 +144,5 @@ def scoring_manifest(
         adapter=adapter,
         prompt_sha256=prompt_sha256,
         seed=getattr(settings, "seed", None),
-        settings=dataclasses.asdict(settings) | (extra or {}),
+        settings=recorded(settings) | (extra or {}),
     )

@@ -58,7 +58,9 @@ class DetailVerifySettings:
     level: float = 0.95
     seed: int = 0
     #: Every prompt sent (the caller's: ``RunSettings.echo``); None: the shipped ones'.
-    echo: EchoFilter | None = field(default=None, compare=False, repr=False)
+    echo: EchoFilter | None = field(
+        default=None, compare=False, repr=False, metadata={"recorded": False}
+    )
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -76,7 +76,9 @@ class GavelSettings:
     #: A box given together with a "no hallucination" verdict does not localize an error.
     ignore_boxes_when_clean: bool = True
     #: Every prompt sent (the caller's: ``RunSettings.echo``); None: the shipped ones'.
-    echo: EchoFilter | None = field(default=None, compare=False, repr=False)
+    echo: EchoFilter | None = field(
+        default=None, compare=False, repr=False, metadata={"recorded": False}
+    )
 
     def __post_init__(self) -> None:
         get_policy(self.match)

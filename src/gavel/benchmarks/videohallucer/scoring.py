@@ -85,7 +85,9 @@ class VideoHallucerSettings:
     level: float = 0.95
     seed: int = 0
     #: Every prompt sent (the caller's: ``RunSettings.echo``); None: the shipped ones'.
-    echo: EchoFilter | None = field(default=None, compare=False, repr=False)
+    echo: EchoFilter | None = field(
+        default=None, compare=False, repr=False, metadata={"recorded": False}
+    )
 
     def __post_init__(self) -> None:
         if self.answer_rule not in ANSWER_RULES:
