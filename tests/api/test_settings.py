@@ -151,6 +151,42 @@ def test_importing_gavel_imports_nothing_heavy():
     assert {"generate", "score", "run", "benchmark", "Result"} <= set(seen["names"])
 
 
+#: The API's modules whose import needs no numpy: every one but the demo (which renders images).
+LIGHT_API_MODULES = [
+    "gavel.api",
+    "gavel.api.annotation",
+    "gavel.api.batches",
+    "gavel.api.benchmarks",
+    "gavel.api.curation",
+    "gavel.api.data",
+    "gavel.api.generation",
+    "gavel.api.judges",
+    "gavel.api.listing",
+    "gavel.api.models",
+    "gavel.api.replies",
+    "gavel.api.reports",
+    "gavel.api.running",
+    "gavel.api.scoring",
+    "gavel.api.synthesis",
+    "gavel.api.tasks",
+    "gavel.api.training",
+]
+
+
+@pytest.mark.parametrize("module", LIGHT_API_MODULES)
+def test_importing_an_api_module_imports_no_numpy(module):
+    """numpy (and what needs it) is imported when a function that computes is called, not
+    when the module that offers it is imported: a shell reading one command's flags stays
+    light."""
+    from tests.cli.test_main import HEAVY
+
+    probe = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    top = {name.partition(".")[0] for name in json.loads(done.stdout)}
+    assert not top & {*HEAVY, "numpy"}, module
+
+
 def test_every_public_name_resolves():
     for name in gavel.__all__:
         assert getattr(gavel, name) is not None

@@ -9,28 +9,21 @@ written before the caller has seen the warnings.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gavel.errors import ConfigError
 from gavel.io.files import atomic_write_bytes
-from gavel.judge.agreement import (
-    MAJORITY,
-    MEAN,
-    agreement_report,
-    agreement_table,
-    unique_labels,
-    unmatched_warnings,
-)
-from gavel.judge.embedding import JudgeUnavailable
-from gavel.judge.score_files import read_scores
-from gavel.report.plots import score_agreement_plot
 from gavel.report.tables import FORMATS, render
 from gavel.setting_checks import MAX_SEED, Bound, as_path, check_choice
-from gavel.synth.scenes import DIFFICULTIES
+
+if TYPE_CHECKING:
+    from gavel.judge.embedding import JudgeUnavailable
+    from gavel.synth.scenes import DIFFICULTIES
 
 __all__ = [
     "DIFFICULTIES",
@@ -41,6 +34,19 @@ __all__ = [
     "calibrate_judge",
     "judge_agreement",
 ]
+
+#: Names defined by modules that import numpy, looked up on first use: importing this module
+#: (as the command line does to read a command's flags) then costs no numpy.
+_LAZY = {"DIFFICULTIES": "gavel.synth.scenes", "JudgeUnavailable": "gavel.judge.embedding"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # looked up once
+    return value
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,8 @@ class Agreement:
         """One row per pair and column, in one of :data:`FORMATS` (``json``: :meth:`json`)."""
         if style == "json":
             return self.json()
+        from gavel.judge.agreement import agreement_table
+
         check_choice("--format", style, FORMATS)
         return render(agreement_table(self.report), style)
 
@@ -68,6 +76,8 @@ class Agreement:
         if out is not None:
             atomic_write_bytes(as_path("--out", out), self.json().encode())
         if plot is not None:
+            from gavel.report.plots import score_agreement_plot
+
             atomic_write_bytes(as_path("--plot", plot), score_agreement_plot(self.report["pairs"]))
 
 
@@ -87,6 +97,15 @@ def judge_agreement(
     two given as ``judges``, their per-sample mean and majority are compared too. ``labels``
     name the judges in order (default: the judge a file names, else its file name).
     """
+    from gavel.judge.agreement import (
+        MAJORITY,
+        MEAN,
+        agreement_report,
+        unique_labels,
+        unmatched_warnings,
+    )
+    from gavel.judge.score_files import read_scores
+
     files, judges = _several(files), _several(judges)
     paths = [*files, *judges]
     if len(paths) + (reference is not None) < 2:
@@ -137,6 +156,7 @@ def calibrate_judge(
     them on ``n`` of ``heldout_seed``, as ``gavel judge-calibrate`` does: same arguments, same
     file. :class:`JudgeUnavailable` when the offline judge's model is not installed."""
     from gavel.judge.calibration import calibrate
+    from gavel.synth.scenes import DIFFICULTIES
 
     n = int(Bound(int, 16).check("--n", n))
     seed, heldout_seed = (int(Bound(int, 0, MAX_SEED).check(f, v))
