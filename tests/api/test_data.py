@@ -63,3 +63,20 @@ def test_convert_round_trips_through_parquet(gavel_file, tmp_path):
     assert [r["id"] for r in back] == [r["id"] for r in original]
     with pytest.raises(ConfigError, match=r"writes a \.jsonl file"):
         data.convert(tmp_path / "parquet", tmp_path / "out.txt")
+
+
+@pytest.mark.parametrize("function", ["validate", "stats", "split", "convert"])
+def test_an_image_root_given_as_a_url_is_refused(function, gavel_file, tmp_path):
+    """As ``--image-root URL`` is: at once, naming it with its password hidden, nothing written
+    (it was read as a folder that does not exist, or not read at all)."""
+    call = {
+        "validate": lambda root: data.validate(gavel_file, image_root=root),
+        "stats": lambda root: data.stats(gavel_file, image_root=root),
+        "split": lambda root: data.split(gavel_file, out_dir=tmp_path / "split", image_root=root),
+        "convert": lambda root: data.convert(gavel_file, tmp_path / "ds", image_root=root),
+    }[function]
+    with pytest.raises(ConfigError, match="a URL is not read") as refused:
+        call("https://someone:secret@example.invalid/images")
+    assert "'https://***@example.invalid/images'" in str(refused.value)
+    assert "secret" not in str(refused.value) and "--image-root" in str(refused.value)
+    assert not (tmp_path / "split").exists() and not (tmp_path / "ds").exists()

@@ -55,6 +55,9 @@ def split(
     in two splits. A size is a fraction of the images (0.1) or a count (200), as a number or
     as the text ``--val`` takes; the same file and seed always give the same split."""
     from gavel.benchmarks.gavel.split import parse_size, split_file
+    from gavel.io.urls import FOLDER_INSTEAD, refuse_url
+
+    refuse_url(image_root, "--image-root", FOLDER_INSTEAD)
 
     def size(value: str | float) -> float | int:
         return parse_size(value) if isinstance(value, str) else parse_size(repr(value))
@@ -76,8 +79,10 @@ def convert(
     returns the samples written. A ``.jsonl`` source becomes the folder ``out`` (its rows the
     split ``split``); Parquet (a file, a folder, or ``hf:`` data) becomes the file ``out``."""
     from gavel.errors import ConfigError
+    from gavel.io.urls import FOLDER_INSTEAD, refuse_url
     from gavel.sources.convert import jsonl_to_parquet, parquet_to_jsonl
 
+    refuse_url(image_root, "--image-root", FOLDER_INSTEAD)
     out = Path(out)
     root = Path(image_root) if image_root is not None else None
     if str(source).endswith(".jsonl"):

@@ -11,7 +11,7 @@ import click
 
 from gavel.api import annotation
 from gavel.api.annotation import limits, parse_origin
-from gavel.cli.options import FiniteFloat, seed_type
+from gavel.cli.options import FiniteFloat, folder_path, seed_type
 
 if TYPE_CHECKING:
     from gavel.api.annotation import ImportSummary
@@ -51,7 +51,7 @@ _DB = click.option(
 )
 @click.option(
     "--images",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=folder_path(file_okay=False),
     default=None,
     help="Folder the pairs' image paths are relative to [default: the pairs file's folder].",
 )

@@ -12,7 +12,7 @@ import click
 
 from gavel.api import curation
 from gavel.api.curation import ModelSettings, describe_specs
-from gavel.cli.options import FiniteFloat, concurrency_type
+from gavel.cli.options import FiniteFloat, concurrency_type, folder_path
 
 
 @click.group()
@@ -91,7 +91,7 @@ def _model_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @curate.command()
 @click.option(
     "--images",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=folder_path(exists=True, file_okay=False),
     required=True,
     help="Folder of images (searched recursively).",
 )
@@ -123,7 +123,7 @@ def captions(
 @curate.command("import")
 @click.option(
     "--images",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=folder_path(exists=True, file_okay=False),
     required=True,
     help="Folder the generated images are in.",
 )
@@ -159,7 +159,7 @@ def import_(
 )
 @click.option(
     "--images",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=folder_path(exists=True, file_okay=False),
     default=None,
     help="Folder the pairs' image paths are relative to [default: the pairs file's folder].",
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from gavel.api import data as api
-from gavel.cli.options import seed_type, split_name
+from gavel.cli.options import LocalPath, data_path, folder_path, seed_type, split_name
 
 
 @click.group()
@@ -18,10 +18,10 @@ def data() -> None:
 
 
 @data.command()
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("file", type=data_path())
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path),
+    type=folder_path(),
     default=None,
     help="Folder the image paths are relative to [default: the file's folder].",
 )
@@ -51,8 +51,8 @@ def validate(file: Path, image_root: Path | None, max_errors: int) -> None:
 
 
 @data.command()
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--image-root", type=click.Path(path_type=Path), default=None)
+@click.argument("file", type=data_path())
+@click.option("--image-root", type=folder_path(), default=None)
 @click.option(
     "--format", "style", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
@@ -93,7 +93,7 @@ def stats(file: Path, image_root: Path | None, style: str) -> None:
 
 
 @data.command()
-@click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.argument("file", type=LocalPath("give a local GAVEL file", exists=True, dir_okay=False))
 @click.option(
     "--val",
     "val_size",
@@ -119,7 +119,7 @@ def stats(file: Path, image_root: Path | None, style: str) -> None:
 )
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path),
+    type=folder_path(),
     default=None,
     help="Folder the image paths are relative to [default: the file's folder].",
 )
@@ -152,8 +152,8 @@ def split(
 
 
 @data.command()
-@click.argument("source", metavar="IN")
-@click.argument("out", metavar="OUT", type=click.Path(path_type=Path))
+@click.argument("source", metavar="IN", type=data_path(path_type=str))
+@click.argument("out", metavar="OUT", type=LocalPath("give a local folder or .jsonl file to write"))
 @click.option(
     "--split",
     "split_name",
@@ -165,7 +165,7 @@ def split(
 )
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path),
+    type=folder_path(),
     default=None,
     help="JSONL to Parquet: folder the image paths are relative to [default: the file's folder].",
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gavel.api.tasks import BENCHMARKS, TaskOptions, box_formats
-from gavel.cli.options import fps_type
+from gavel.cli.options import data_path, folder_path, fps_type
 
 
 @click.group()
@@ -21,14 +21,14 @@ def export() -> None:
 @click.option(
     "--data",
     "data_file",
-    type=click.Path(path_type=Path),
+    type=data_path(),
     required=True,
     help="Gold data, as for gavel score (GAVEL or DetailVerifyBench JSONL, the VideoHallucer "
     "folder or one category's JSON file; Parquet data, or hf:OWNER/NAME[@REVISION][:SPLIT]).",
 )
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    type=folder_path(exists=True, file_okay=False),
     default=None,
     help="Folder the image (VideoHallucer: video) paths are relative to [default: as gavel "
     "generate].",

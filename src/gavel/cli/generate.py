@@ -13,7 +13,7 @@ from gavel.api.models import describe_models, preset_names
 from gavel.cli import config_file, cost
 from gavel.cli.batch_options import batch_options
 from gavel.cli.benchmark_flags import BenchmarkCommand, selection_options
-from gavel.cli.options import bound_type
+from gavel.cli.options import bound_type, data_path, folder_path
 from gavel.cli.rate_options import rate_limit_options
 
 
@@ -25,7 +25,7 @@ from gavel.cli.rate_options import rate_limit_options
 @click.option(
     "--data",
     "data_file",
-    type=click.Path(path_type=Path),
+    type=data_path(),
     required=True,
     help="Benchmark data (as for `gavel score`).",
 )
@@ -158,7 +158,7 @@ from gavel.cli.rate_options import rate_limit_options
 @click.option("--no-cache", is_flag=True, help="Do not read or write the answer cache.")
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path),
+    type=folder_path(),
     default=None,
     help="Folder the images (or, for VideoHallucer, the category folders with their "
     "videos/) are under [default: next to the data].",

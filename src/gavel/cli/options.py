@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
+from typing import Any
 
 import click
 
+from gavel.io.urls import DATA_INSTEAD, FOLDER_INSTEAD, url_refusal
 from gavel.setting_checks import MAX_BOOTSTRAP, MAX_CONCURRENCY, MAX_FPS, MAX_SEED, MIN_FPS, Bound
 
 
@@ -31,6 +34,37 @@ class FiniteFloat(click.FloatRange):
         if self.min is None and self.max is None:
             return ""
         return super()._describe_range()
+
+
+class LocalPath(click.Path):
+    """A ``click.Path`` that refuses a URL before anything else, in the words of the library's
+    data sources (:func:`gavel.io.urls.url_refusal`), its password hidden: taken as a path,
+    ``--image-root https://...`` was a folder that does not exist, sample after sample. Click
+    names the flag or argument typed (``Invalid value for 'FILE'``). ``instead`` says what to
+    give; the other arguments are ``click.Path``'s (values are ``Path`` unless ``path_type``
+    says otherwise)."""
+
+    def __init__(self, instead: str = FOLDER_INSTEAD, **options: Any) -> None:
+        options.setdefault("path_type", Path)
+        super().__init__(**options)
+        self.instead = instead
+
+    def convert(self, value, param, ctx):
+        refusal = url_refusal(value, self.instead)
+        if refusal is not None:
+            self.fail(refusal, param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def data_path(**options: Any) -> LocalPath:
+    """What ``--data`` and the data arguments take: a local file or folder, Parquet, or
+    ``hf:OWNER/NAME`` (an ``hf:`` spec is no URL: the library checks it)."""
+    return LocalPath(DATA_INSTEAD, **options)
+
+
+def folder_path(**options: Any) -> LocalPath:
+    """What ``--image-root`` and ``--images`` take: a local folder."""
+    return LocalPath(FOLDER_INSTEAD, **options)
 
 
 def bound_type(bound: Bound) -> click.IntRange | FiniteFloat:

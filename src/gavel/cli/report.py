@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from gavel.api.reports import report as write_report
+from gavel.cli.options import folder_path
 
 
 @click.command()
@@ -22,7 +23,7 @@ from gavel.api.reports import report as write_report
 )
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    type=folder_path(file_okay=False, exists=True),
     default=None,
     help="GAVEL: folder the images are read from [default: the data file's folder; an "
     "--image-root recorded by `gavel score` only when it lies inside that folder].",

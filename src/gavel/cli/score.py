@@ -13,7 +13,7 @@ from gavel.api.scoring import BOUNDS, CHOICES, ScoreSettings
 from gavel.cli import config_file, cost
 from gavel.cli.batch_options import batch_options
 from gavel.cli.benchmark_flags import BenchmarkCommand, selection_options
-from gavel.cli.options import bound_type
+from gavel.cli.options import bound_type, data_path, folder_path
 from gavel.cli.rate_options import rate_limit_options
 from gavel.errors import UsageError
 
@@ -142,7 +142,7 @@ def judge_options(command):
 @click.option(
     "--data",
     "data_file",
-    type=click.Path(path_type=Path),
+    type=data_path(),
     required=True,
     help="Gold data: a GAVEL JSONL file, a DetailVerifyBench JSONL file, or the "
     "VideoHallucer folder (or one category's JSON file); or Parquet data, or "
@@ -170,7 +170,7 @@ def judge_options(command):
 )
 @click.option(
     "--image-root",
-    type=click.Path(path_type=Path),
+    type=folder_path(),
     default=None,
     help="GAVEL: folder the image paths are relative to [default: the data file's folder].",
 )

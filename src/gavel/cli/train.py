@@ -10,7 +10,7 @@ import click
 
 from gavel.api import training
 from gavel.api.training import BOUNDS, BUILTIN, CHOICES, TrainSettings
-from gavel.cli.options import bound_type
+from gavel.cli.options import bound_type, data_path, folder_path
 
 _TEMPLATE_HELP = (
     f"Assistant response template: {', '.join(BUILTIN)}, or a JSON file (docs/train.md). "
@@ -45,7 +45,7 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--data",
             "data",
-            type=click.Path(path_type=Path, exists=True, dir_okay=False),
+            type=data_path(exists=True, dir_okay=False),
             required=True,
             help="GAVEL training data (JSONL, validated as by `gavel data validate`).",
         ),
@@ -58,7 +58,7 @@ def _data_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--image-root",
-            type=click.Path(path_type=Path, file_okay=False),
+            type=folder_path(file_okay=False),
             default=None,
             help="Folder the image paths are relative to [default: the data file's folder].",
         ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gavel.io.urls import FOLDER_INSTEAD, refuse_url
 from gavel.sources.spec import parse
 
 
@@ -23,7 +24,9 @@ class ResolvedData(NamedTuple):
 
 
 def resolve_data(benchmark: str, data: str | Path, image_root: Path | None = None) -> ResolvedData:
-    """The local data path (and image root) a benchmark loader reads for a ``--data`` value."""
+    """The local data path (and image root) a benchmark loader reads for a ``--data`` value.
+    A URL as either is refused (:mod:`gavel.io.urls`)."""
+    refuse_url(image_root, "--image-root", FOLDER_INSTEAD)
     spec = parse(data)
     if spec is None:
         return ResolvedData(Path(data), image_root, None)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gavel.errors import ConfigError
 from gavel.io.safe_paths import UnsafePath, safe_component, safe_relative
+from gavel.io.urls import DATA_INSTEAD, refuse_url
 
 HUB_PREFIX = "hf:"
 
@@ -82,25 +83,13 @@ def is_parquet_folder(path: Path) -> bool:
     return any(path.glob("*.parquet")) or any((path / "data").glob("**/*.parquet"))
 
 
-#: A URL (``https://...``), also as a path made of it shows it (``https:/...``): two letters at
-#: least before the colon, so a Windows drive (``C:/``) is a path.
-_URL = re.compile(r"(?i)([a-z][a-z0-9+.-]+):/+")
-
-
 def parse(data: str | Path) -> HubSpec | ParquetSpec | None:
     """The source ``data`` names, or None for a path the benchmark loaders read themselves.
     A URL is refused (gavel reads no data from the web but the Hub's), its password hidden."""
     text = str(data)
     if text.startswith(HUB_PREFIX):
         return parse_hub(text)
-    if url := _URL.match(text):
-        from gavel.manifest import redact_userinfo
-
-        shown = redact_userinfo(f"{url[1]}://{text[url.end() :]}")
-        raise ConfigError(
-            f"--data {shown!r}: a URL is not read; give a local file or folder, a Parquet "
-            "folder, or hf:OWNER/NAME for a Hugging Face dataset"
-        )
+    refuse_url(text, "--data", DATA_INSTEAD)
     path = Path(data)
     if path.suffix == ".parquet" or is_parquet_folder(path):
         return ParquetSpec(path)
