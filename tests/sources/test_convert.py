@@ -108,7 +108,8 @@ def test_the_dataset_folder_is_what_the_hub_expects(tmp_path, gavel_folder):
         }
     ]
     assert {"name": "image", "dtype": "image"} in card["dataset_info"]["features"]
-    assert card["dataset_info"]["splits"] == [{"name": "validation", "num_examples": 3}]
+    (split,) = card["dataset_info"]["splits"]
+    assert split == {"name": "validation", "num_bytes": split["num_bytes"], "num_examples": 3}
 
 
 def test_without_unknown_fields_there_is_no_extra_column(tmp_path, gavel_folder):
@@ -168,6 +169,42 @@ def test_the_datasets_library_reads_the_folder_as_images(tmp_path, gavel_folder,
     raw = loaded.cast_column("image", datasets.Image(decode=False))
     for row, line in zip(raw, LINES, strict=True):
         assert row["image"]["bytes"] == (gavel_folder / line["image"]).read_bytes()
+
+
+def test_the_card_gives_each_split_its_size_as_the_datasets_library_reads_it(
+    tmp_path, gavel_folder, monkeypatch
+):
+    """``dataset_info.splits[].num_bytes`` (the split's size as Arrow data, what ``datasets``
+    counts when it prepares the split, and what ``push_to_hub`` writes), ``download_size`` (the
+    split's Parquet files on disk) and ``dataset_size``: without ``num_bytes``, ``datasets``
+    ignored the card's splits as malformed."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    datasets = pytest.importorskip("datasets")
+    yaml = pytest.importorskip("yaml")
+    from gavel.sources.convert import jsonl_to_parquet
+
+    jsonl_to_parquet(gavel_folder / "gavel.jsonl", tmp_path / "ds", split="real_test")
+    card = (tmp_path / "ds" / "README.md").read_text()
+    info = yaml.safe_load(card.split("---\n")[1])["dataset_info"]
+    (split,) = info["splits"]
+    files = sorted((tmp_path / "ds" / "data").glob("*.parquet"))
+    assert split["name"] == "real_test" and split["num_examples"] == len(LINES)
+    assert info["download_size"] == sum(f.stat().st_size for f in files)
+    assert info["dataset_size"] == split["num_bytes"]
+    # The card as datasets reads it, before preparing anything: every field kept.
+    builder = datasets.load_dataset_builder(str(tmp_path / "ds"), cache_dir=tmp_path / "hf")
+    assert builder.info.splits["real_test"].num_bytes == split["num_bytes"]
+    assert builder.info.splits["real_test"].num_examples == len(LINES)
+    assert builder.info.download_size == info["download_size"]
+    # What datasets counts itself once it has read the rows (Arrow buffers, padded per batch).
+    loaded = datasets.load_dataset(
+        str(tmp_path / "ds"), split="real_test", cache_dir=tmp_path / "hf"
+    )
+    assert split["num_bytes"] == pytest.approx(loaded.info.splits["real_test"].num_bytes, abs=64)
+    assert split["num_bytes"] == pytest.approx(loaded.data.nbytes, abs=64)
+    images = sum(p.stat().st_size for p in (gavel_folder / "images").rglob("*") if p.is_file())
+    assert split["num_bytes"] > images  # the images are embedded (coffee.jpg twice)
 
 
 @pytest.mark.parametrize("split", ["", "a\nb", "x/../../d", "two words", "-"])

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -124,10 +125,16 @@ def jsonl_to_parquet(
     staging = out.parent / f".{out.name}.{uuid.uuid4().hex[:12]}.tmp"
     shard = staging / "data" / f"{split}-00000-of-00001.parquet"
     shard.parent.mkdir(parents=True)
-    rows = 0
+    rows = arrow_bytes = 0
     try:
         with pq.ParquetWriter(shard, schema) as writer:
             batch: list[dict[str, Any]] = []
+
+            def write(batch: list[dict[str, Any]]) -> int:
+                table = pa.Table.from_pylist(batch, schema=schema)
+                writer.write_table(table)
+                return table.nbytes
+
             for number, line in loader.lines():
                 sample = loader.parse(number, line)
                 raw = parse_json(line, source, number)
@@ -146,11 +153,12 @@ def jsonl_to_parquet(
                 batch.append(record)
                 rows += 1
                 if len(batch) == ROWS_PER_GROUP:
-                    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                    arrow_bytes += write(batch)
                     batch = []
             if batch:
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-        (staging / "README.md").write_text(dataset_card(out.name, split, rows, with_extra))
+                arrow_bytes += write(batch)
+        size = SplitSize(rows, arrow_bytes, shard.stat().st_size)
+        (staging / "README.md").write_text(dataset_card(out.name, split, size, with_extra))
         os.rename(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -158,8 +166,22 @@ def jsonl_to_parquet(
     return rows
 
 
-def dataset_card(name: str, split: str, rows: int, with_extra: bool) -> str:
-    """README.md of the dataset: the Hub's YAML header (configs, features, split) and a note."""
+@dataclass(frozen=True)
+class SplitSize:
+    """A split's size as the dataset card gives it (``dataset_info``), in the ``datasets``
+    library's terms: ``num_bytes`` is the split as Arrow data (embedded images included), the
+    sum of ``nbytes`` of the tables written, as ``push_to_hub`` counts it and as ``datasets``
+    counts it again when it prepares the split (a few bytes apart: validity bitmaps are padded
+    per batch); ``download_size`` is its Parquet files on disk."""
+
+    rows: int
+    num_bytes: int
+    download_size: int
+
+
+def dataset_card(name: str, split: str, size: SplitSize, with_extra: bool) -> str:
+    """README.md of the dataset: the Hub's YAML header (configs, features, split and its size)
+    and a note. ``datasets`` ignores a card's splits that lack ``num_bytes`` as malformed."""
     yaml = need("yaml")
 
     features = CARD_FEATURES + ([{"name": EXTRA, "dtype": "string"}] if with_extra else [])
@@ -172,7 +194,9 @@ def dataset_card(name: str, split: str, rows: int, with_extra: bool) -> str:
         ],
         "dataset_info": {
             "features": features,
-            "splits": [{"name": split, "num_examples": rows}],
+            "splits": [{"name": split, "num_bytes": size.num_bytes, "num_examples": size.rows}],
+            "download_size": size.download_size,
+            "dataset_size": size.num_bytes,
         },
         "tags": ["gavel", "hallucination-detection", "grounding"],
     }
