@@ -367,3 +367,85 @@ def test_gavel_jsonl_and_image_folder_on_the_hub(tmp_path, gavel_main, hub_cache
     assert copied == original
     for sample in original:
         assert (root / sample.image).read_bytes() == (local.parent / sample.image).read_bytes()
+
+
+def _pairs_by_datasets(release: Path, out: Path, *, nested: bool, named: bool) -> None:
+    """The release's pairs as ``datasets`` writes a dataset with ``Video`` features to the Hub:
+    built by ``datasets`` from the video files (or their bytes, ``named`` False), then each
+    shard's files embedded (``embed_table_storage``, as ``push_to_hub`` does) and written as
+    Parquet with the features in its metadata."""
+    datasets = pytest.importorskip("datasets")
+    from datasets.table import embed_table_storage
+
+    from gavel.benchmarks.videohallucer.data import load_dataset
+
+    string = datasets.Value("string")
+    rows = []
+    for pair in load_dataset(release).pairs:
+        row: dict = {"category": pair.category, "type": pair.type}
+        for side in ("basic", "hallucination"):
+            question = pair.side(side)
+            file = release / pair.category / "videos" / question.video
+            video = str(file) if named else file.read_bytes()
+            values = {"video": video, "question": question.question, "answer": question.answer}
+            if nested:
+                row[side] = values
+            else:
+                row |= {f"{side}_{name}": value for name, value in values.items()}
+        rows.append(row)
+    sides = {"video": datasets.Video(), "question": string, "answer": string}
+    if nested:
+        features = datasets.Features({"category": string, "type": string, "basic": sides,
+                                      "hallucination": sides})  # fmt: skip
+    else:
+        features = datasets.Features(
+            {"category": string, "type": string}
+            | {f"{side}_{name}": feature for side in ("basic", "hallucination")
+               for name, feature in sides.items()}
+        )  # fmt: skip
+    dataset = datasets.Dataset.from_list(rows, features=features)
+    embedded = dataset.with_format("arrow").map(embed_table_storage, batched=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    embedded.to_parquet(str(out))
+
+
+@pytest.mark.parametrize(("nested", "named"), [(False, True), (True, True), (True, False)])
+def test_videohallucer_rows_with_the_datasets_video_feature_become_video_files(
+    tmp_path, gavel_main, hub_cache, nested, named
+):
+    """A Hub dataset whose videos are ``datasets.Video`` cells (flat ``basic_video`` columns or
+    nested ``basic.video``; with the file's name, or bytes alone) is materialized into video
+    files byte for byte those of the release, which the scene model answers as it answers the
+    release itself."""
+    datasets = pytest.importorskip("datasets")
+    done = gavel_main("synth", "--benchmark", "videohallucer", "--n", "6", "--out", tmp_path / "vh")
+    assert done.code == 0, done.text
+    repo = tmp_path / "repo"
+    shard = repo / "data" / "test-00000-of-00001.parquet"
+    _pairs_by_datasets(tmp_path / "vh", shard, nested=nested, named=named)
+    read = datasets.load_dataset(str(repo), split="test", cache_dir=tmp_path / "hf-datasets")
+    video = read.features["basic"]["video"] if nested else read.features["basic_video"]
+    assert isinstance(video, datasets.Video)  # what the Hub's reader sees in the file
+    hub_cache.add("owner/vh-video-feature", repo, COMMIT_A)
+    from gavel.benchmarks.videohallucer.data import load_dataset
+    from gavel.sources import resolve_data
+
+    path, _, source = resolve_data("videohallucer", "hf:owner/vh-video-feature")
+    release, copy = load_dataset(tmp_path / "vh"), load_dataset(path)
+    assert source["rows"] == len(release.pairs) == len(copy.pairs)
+    for original, written in zip(release.pairs, copy.pairs, strict=True):
+        assert (original.category, original.type) == (written.category, written.type)
+        for side in ("basic", "hallucination"):
+            mine, theirs = original.side(side), written.side(side)
+            assert (mine.question, mine.answer) == (theirs.question, theirs.answer)
+            made = path / written.category / "videos" / theirs.video
+            assert made.suffix == ".mp4" and made.read_bytes() == (
+                tmp_path / "vh" / original.category / "videos" / mine.video
+            ).read_bytes()
+            if named:
+                assert theirs.video == mine.video
+    common = ("--benchmark", "videohallucer", "--model", "scene", "--no-progress")
+    for name, data in (("hub", "hf:owner/vh-video-feature"), ("local", tmp_path / "vh")):
+        done = gavel_main("generate", "--data", data, *common, "--out", tmp_path / f"{name}.jsonl")
+        assert done.code == 0, done.text
+    assert _responses(tmp_path / "hub.jsonl") == _responses(tmp_path / "local.jsonl")
