@@ -448,3 +448,82 @@ def test_videohallucer_rows_with_the_datasets_video_feature_become_video_files(
         done = gavel_main("generate", "--data", data, *common, "--out", tmp_path / f"{name}.jsonl")
         assert done.code == 0, done.text
     assert _responses(tmp_path / "hub.jsonl") == _responses(tmp_path / "local.jsonl")
+
+
+# --- a plugin benchmark's data from the Hub (docs/plugins.md's letters) ----------------------
+
+LETTERS = [("1", "banana", "a", 3), ("2", "gavel", "g", 1), ("3", "mississippi", "s", 4)]
+
+
+def _letters_repo(folder: Path, rows: list[dict]) -> Path:
+    """A dataset repository of letters rows: one Parquet shard and a card naming its split."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (folder / "data").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "data" / "test-00000-of-00001.parquet",
+                   row_group_size=2)  # fmt: skip
+    return folder
+
+
+def test_a_plugin_benchmark_reads_a_hub_dataset_through_its_own_layout(
+    tmp_path, gavel_main, hub_cache, plugin_site
+):
+    """The documented plugin says how its rows become its file (``Benchmark.layout``), so
+    ``--data hf:OWNER/NAME`` works for it as for a built-in benchmark: the same answers and
+    numbers as its local file, the dataset named in the manifest, the copy reused."""
+    plugin_site.install_documented_example()
+    rows = [{"id": i, "word": w, "letter": c, "count": n} for i, w, c, n in LETTERS]
+    local = tmp_path / "letters.jsonl"
+    local.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    hub_cache.add("owner/letters", _letters_repo(tmp_path / "repo", rows), COMMIT_A)
+    common = ("--benchmark", "letters", "--model", "counter", "--no-progress")
+    for name, data in (("hub", "hf:owner/letters"), ("local", local)):
+        done = gavel_main("run", "--data", data, *common, "--out", tmp_path / name)
+        assert done.code == 0, done.text
+    assert _responses(tmp_path / "hub" / "predictions.jsonl") == {"1": "3", "2": "1", "3": "4"}
+    assert _responses(tmp_path / "local" / "predictions.jsonl") == {"1": "3", "2": "1", "3": "4"}
+    hub, own = _results(tmp_path / "hub"), _results(tmp_path / "local")
+    assert hub["metrics"] == own["metrics"] == {"accuracy": 100.0}
+    from gavel.sources import resolve_data
+
+    path, _, source = resolve_data("letters", "hf:owner/letters")
+    assert source["commit"] == COMMIT_A and source["rows"] == 3
+    assert path.read_text() == local.read_text()  # the plugin's own file, line for line
+    assert Path(source["materialized"]) in path.parents
+
+
+def test_a_bad_row_of_a_plugin_dataset_names_the_dataset_file_and_row(
+    tmp_path, gavel_main, hub_cache, plugin_site
+):
+    """The plugin's loader checks the copy before it is kept; its complaint about line 3 of
+    the copy names row 3 of the dataset's Parquet file, and nothing is cached."""
+    plugin_site.install_documented_example()
+    rows = [{"id": i, "word": w, "letter": c, "count": str(n)} for i, w, c, n in LETTERS]
+    rows[2]["count"] = "many"
+    hub_cache.add("owner/letters", _letters_repo(tmp_path / "repo", rows), COMMIT_A)
+    done = gavel_main("generate", "--benchmark", "letters", "--data", "hf:owner/letters",
+                      "--model", "counter", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.code == 2, done.text
+    assert (
+        "data/test-00000-of-00001.parquet" in done.err and "row 3: not a letters item" in done.err
+    )
+    assert not any((tmp_path / "gavel-cache").rglob("letters.jsonl"))
+
+
+def test_a_benchmark_without_a_layout_is_told_it_reads_no_hub_data(
+    tmp_path, gavel_main, hub_cache, plugin_site
+):
+    """A benchmark that gives no layout reads local files only, and says so."""
+    plugin_site.install(
+        "gavel-plain", "0.1", {"gavel.benchmarks": {"plain": "gavel_letters_plain:BENCHMARK"}},
+        {"gavel_letters_plain/__init__.py": "from dataclasses import replace\n"
+         "from gavel_letters import BENCHMARK as LETTERS\n"
+         "BENCHMARK = replace(LETTERS, name='plain', layout=None)\n"},
+    )  # fmt: skip
+    plugin_site.install_documented_example()
+    hub_cache.add("owner/letters", _letters_repo(tmp_path / "repo", [{"id": "1"}]), COMMIT_A)
+    done = gavel_main("generate", "--benchmark", "plain", "--data", "hf:owner/letters",
+                      "--model", "counter", "--out", tmp_path / "p.jsonl")  # fmt: skip
+    assert done.code == 2
+    assert "benchmark 'plain' cannot read Hub or Parquet data" in done.err, done.text

@@ -119,6 +119,7 @@ def test_one_name_with_two_contents_is_an_error(tmp_path):
 
 
 def test_two_builds_of_one_folder_end_with_one_complete_copy(tmp_path):
+    from gavel.benchmarks.gavel import LAYOUT
     from gavel.sources import resolve_data
     from gavel.sources.card import Selection
     from gavel.sources.materialize import _build
@@ -130,7 +131,7 @@ def test_two_builds_of_one_folder_end_with_one_complete_copy(tmp_path):
     first = resolve_data("gavel", data)
     folder = Path(first.source["materialized"])
     # a second process that started before the first finished renames onto the finished copy
-    again = _build("gavel", tmp_path, Selection([data], None, None), folder, {"source": "parquet"})
+    again = _build(LAYOUT, tmp_path, Selection([data], None, None), folder, {"source": "parquet"})
     assert Path(again["data"]) == first.path
     assert sorted(p.name for p in folder.parent.iterdir()) == [folder.name]  # no staging left
 

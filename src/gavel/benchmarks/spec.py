@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gavel.benchmarks.layout import Layout
 from gavel.errors import ConfigError
 from gavel.prompts import PromptTexts, Template
 from gavel.records import Result, Score
@@ -108,6 +109,8 @@ class Benchmark:
     ``sample_unit``: what one sample is (what ``--limit`` counts and ``--sample-id`` names).
     ``prompts()``: every prompt ``prepare`` may send; answers that copy them are read without
     the copied text (:func:`gavel.benchmarks.registry.echo_filter`).
+    ``layout``: how the rows of a Hub or Parquet dataset become the files ``prepare`` and
+    ``evaluate`` read (:class:`~gavel.benchmarks.layout.Layout`); None: local files only.
     """
 
     name: str
@@ -123,6 +126,8 @@ class Benchmark:
     videos: bool = False
     #: The prompts this benchmark sends (None: none beyond gavel's template files).
     prompts: Callable[[], PromptTexts] | None = None
+    #: How a Hub or Parquet dataset's rows become its files (None: it reads local files only).
+    layout: Layout | None = None
 
     def options_for(self, command: str) -> tuple[BenchmarkOption, ...]:
         return tuple(o for o in self.options if command in o.commands)

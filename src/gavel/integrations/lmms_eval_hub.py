@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gavel.benchmarks.videohallucer.layout import PAIR_SIDES, pair_side
 from gavel.errors import GavelError
-from gavel.sources.layouts import PAIR_SIDES, pair_side
 
 #: The document column holding a question's medium: GAVEL and DetailVerifyBench rows keep
 #: their ``image`` column; a VideoHallucer question gets its side's video.

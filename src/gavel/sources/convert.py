@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from gavel.benchmarks.gavel.data import GavelLoader
+from gavel.benchmarks.gavel.layout import EXTRA, GAVEL_FIELDS
 from gavel.errors import ConfigError, DataError, GavelError
 from gavel.io.jsonl import parse_json
 from gavel.io.safe_paths import UnsafePath, safe_component
 from gavel.sources.extras import need
-from gavel.sources.layouts import EXTRA, GAVEL_FIELDS
 
 #: Rows per Parquet row group: the Hub's viewer pages by row group, and a reader holds one.
 ROWS_PER_GROUP = 64
@@ -213,8 +213,8 @@ def dataset_card(name: str, split: str, size: SplitSize, with_extra: bool) -> st
 
 def parquet_to_jsonl(data: str | Path, out: Path) -> int:
     """Write ``out`` (GAVEL JSONL) and its images beside it from Parquet or ``hf:`` data."""
+    from gavel.benchmarks.gavel.layout import GavelLayout
     from gavel.sources.card import Selection, select
-    from gavel.sources.layouts import GavelLayout
     from gavel.sources.rows import rows as read_rows
     from gavel.sources.spec import HubSpec, ParquetSpec, parse
 

@@ -1,5 +1,8 @@
 """A Hub or Parquet dataset written once into a cache folder in the loaders' own layout.
 
+Each benchmark says how its rows become its files (its record's ``layout``,
+:class:`gavel.benchmarks.layout.Layout`): a plugin's as a built-in's, no name is special here.
+
 The folder is keyed by what fixes the content: the repository's commit (for ``hf:``) or the
 SHA-256 of the data files (for local Parquet), plus the config, split and benchmark. It is
 built under a temporary name and renamed into place only when complete, with its provenance
@@ -19,16 +22,16 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from gavel.benchmarks.layout import Layout
+from gavel.benchmarks.layout.row import Row
 from gavel.errors import ConfigError, DataError
 from gavel.io.run_files import file_sha256
 from gavel.io.safe_paths import UnsafePath, path_inside, safe_component
 from gavel.sources.card import Selection, select
-from gavel.sources.layouts import LAYOUTS
-from gavel.sources.rows import Row, rows
+from gavel.sources.rows import rows
 from gavel.sources.spec import HubSpec, ParquetSpec
 
 #: Bumped whenever the written layout changes, so old cache folders are not reused.
@@ -55,14 +58,19 @@ def _relative(path: Path, root: Path) -> str:
         return path.name
 
 
-def _folder_name(root: Path, selection: Selection, benchmark: str) -> str:
-    """The cache folder's name for a selection: config and split as the card names them."""
+def _folder_name(root: Path, selection: Selection, benchmark: str, layout: Layout) -> str:
+    """The cache folder's name for a selection: config and split as the card names them, the
+    benchmark and the version of its layout."""
     try:
         config = safe_component(selection.config or "-", "config_name")
         split = safe_component(selection.split or "-", "split")
     except UnsafePath as error:
         raise DataError(root / "README.md", None, "configs", str(error)) from None
-    return f"{config}.{split}.{benchmark}.v{LAYOUT_VERSION}"
+    name = f"{config}.{split}.{benchmark}.v{LAYOUT_VERSION}.{layout.version}"
+    try:
+        return safe_component(name, "layout version")
+    except UnsafePath as error:  # the benchmark's own version text
+        raise ConfigError(f"benchmark {benchmark!r}: {error}") from None
 
 
 def _select_local(spec: ParquetSpec) -> tuple[Path, Selection]:
@@ -78,7 +86,10 @@ def materialize(
     benchmark: str, spec: HubSpec | ParquetSpec, image_root: Path | None
 ) -> tuple[Path, Path | None, dict[str, Any]]:
     """``(data path, image root, provenance)`` for the loaders, building the folder if needed."""
-    if benchmark not in LAYOUTS:
+    from gavel.benchmarks.registry import get_benchmark
+
+    layout = get_benchmark(benchmark).layout
+    if layout is None:
         raise ConfigError(f"--data {spec}: benchmark {benchmark!r} cannot read Hub or Parquet data")
     if image_root is not None:
         raise ConfigError(
@@ -100,10 +111,11 @@ def materialize(
             "revision": spec.revision or "main",
             "commit": snapshot.commit,
         }
-        if benchmark == "videohallucer":
-            native = _release_folder(snapshot.folder, spec.split)
-            if native is not None:  # the release's own layout: read in place, nothing copied
-                return native, None, source | _release_provenance(native, snapshot.folder)
+        if layout.in_place is not None:
+            native = _in_place(layout, snapshot.folder, spec.split)
+            if native is not None:  # the loader's own layout: read in place, nothing copied
+                folder, files = native
+                return folder, None, source | _in_place_provenance(folder, files, snapshot.folder)
         root, bound = snapshot.folder, snapshot.store
         selection = select(root, spec.split, bound)
     else:
@@ -115,62 +127,42 @@ def materialize(
     if key is None:  # local files: the content is the key
         digest, hashes = files_sha256(selection.files, root)
         key = Path("local", digest)
-    folder = cache_root() / key / _folder_name(root, selection, benchmark)
+    folder = cache_root() / key / _folder_name(root, selection, benchmark, layout)
     done = _read_marker(folder)
     if done is None:
         if key.parts[0] == "hf":
             digest, hashes = files_sha256(selection.files, root)
         source |= {"data_sha256": digest, "files": hashes}
-        done = _build(benchmark, root, selection, folder, source, bound)
+        done = _build(layout, root, selection, folder, source, bound)
     return Path(done["data"]), Path(done["image_root"]), done["provenance"]
 
 
-def _release_folder(root: Path, part: str | None) -> Path | None:
-    """The VideoHallucer release layout in a repository (``:SPLIT`` naming one category's
-    folder), or None when the repository holds rows instead."""
-    from gavel.benchmarks.videohallucer.data import annotation_files
-
+def _in_place(layout: Layout, root: Path, part: str | None) -> tuple[Path, list[Path]] | None:
+    """The repository's folder (``:SPLIT`` naming one of its folders) and the files to read
+    there when it already is in the loader's own layout; None when it holds rows."""
+    assert layout.in_place is not None
     try:
         folder = path_inside(root, part, "split") if part else root
     except UnsafePath as error:
         raise ConfigError(f"--data: {error}") from None
-    try:
-        annotation_files(folder)
-    except DataError:
-        return None
-    return folder
+    files = layout.in_place(folder)
+    return None if files is None else (folder, list(files))
 
 
-def _release_provenance(folder: Path, root: Path) -> dict[str, Any]:
-    from gavel.benchmarks.videohallucer.data import annotation_files
-
-    files = [path for _, path in annotation_files(folder)]
+def _in_place_provenance(folder: Path, files: list[Path], root: Path) -> dict[str, Any]:
     digest, hashes = files_sha256(files, root)
     return {"config": None, "split": _relative(folder, root) if folder != root else None,
             "data_sha256": digest, "files": hashes, "materialized": None}  # fmt: skip
 
 
-def _check(benchmark: str, data: Path, image_root: Path, ends: list[tuple[int, Path]]) -> None:
+def _check(layout: Layout, data: Path, image_root: Path, ends: list[tuple[int, Path]]) -> None:
     """Load what was written, as the command will, so a bad row fails now (and is never
-    cached) with an error naming the row and file of the dataset rather than the copy."""
-    if benchmark == "videohallucer":
-        from gavel.benchmarks.videohallucer.data import load_dataset
-
-        load_dataset(data)  # names the category file and the pair ([index].side.field)
-        return
-    if benchmark == "gavel":
-        from gavel.benchmarks.gavel.data import GavelLoader
-
-        loader: Iterable[object] = GavelLoader(data, image_root)
-    else:
-        from gavel.benchmarks.detailverify.data import DetailVerifyLoader
-
-        loader = DetailVerifyLoader(data)
+    cached); when the data file has one line per row, an error naming its line names the row
+    and file of the dataset rather than the copy."""
     try:
-        for _ in loader:
-            pass
+        layout.check(data, image_root)
     except DataError as error:
-        if error.line is None or Path(error.path) != data:
+        if not layout.one_line_per_row or error.line is None or Path(error.path) != data:
             raise
         start = 0
         for end, path in ends:
@@ -204,7 +196,7 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
 
 
 def _build(
-    benchmark: str,
+    layout: Layout,
     root: Path,
     selection: Selection,
     folder: Path,
@@ -213,19 +205,19 @@ def _build(
 ) -> dict[str, Any]:
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp"
-    layout = LAYOUTS[benchmark](staging, root, bound)
+    writer = layout.writer(staging, root, bound)
     try:
         count = 0
         ends: list[tuple[int, Path]] = []  # the last row number of each file, in order
         for path in selection.files:
             for row in rows(path):
-                layout.add(row)
+                writer.add(row)
                 count += 1
             ends.append((count, path))
         if count == 0:
             raise DataError(selection.files[0], None, None, "no rows in the dataset")
-        data, image_root = layout.finish()
-        _check(benchmark, data, image_root, ends)
+        data, image_root = writer.finish()
+        _check(layout, data, image_root, ends)
         source["rows"] = count
         marker = {
             "data": _relative(data, staging) if data != staging else ".",
@@ -240,7 +232,7 @@ def _build(
                 raise
             shutil.rmtree(staging, ignore_errors=True)  # another process finished first
     except BaseException:
-        layout.abort()
+        writer.abort()
         shutil.rmtree(staging, ignore_errors=True)
         raise
     done = _read_marker(folder)

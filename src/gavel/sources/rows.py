@@ -3,37 +3,21 @@
 Parquet files are read batch by batch (``ParquetFile.iter_batches``), never as a whole table,
 so reading a dataset of embedded images holds one batch of them at a time whatever the
 dataset's size. Every problem names the file and the row (1-based, counted over the file).
+Each row is a :class:`~gavel.benchmarks.layout.row.Row`, what a benchmark's layout is fed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from gavel.benchmarks.layout.row import Row
 from gavel.errors import DataError
 from gavel.io.jsonl import HashingReader, parse_json
 from gavel.sources.extras import need
 
 #: Rows decoded to Python at a time: small, since a row may carry a whole image or video.
 BATCH_ROWS = 16
-
-
-@dataclass(frozen=True)
-class Row:
-    """One record of a data file and where it came from (for error messages)."""
-
-    file: Path
-    number: int
-    values: dict[str, Any]
-    #: Whether ``number`` is a line of a text file (else a row of a Parquet file).
-    is_line: bool = False
-
-    def fail(self, field_name: str | None, message: str) -> DataError:
-        if self.is_line:
-            return DataError(self.file, self.number, field_name, message)
-        return DataError(self.file, None, field_name, f"row {self.number}: {message}")
 
 
 def parquet_rows(path: Path) -> Iterator[Row]:

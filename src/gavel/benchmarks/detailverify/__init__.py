@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gavel.benchmarks.detailverify.options import OPTIONS
+from gavel.benchmarks.layout import Layout, RowWriter
 from gavel.benchmarks.spec import Benchmark, Prepared, RunSettings
 from gavel.prompts import PromptTexts
 from gavel.requests import Model
@@ -76,6 +77,23 @@ def prompts() -> PromptTexts:
     return declared_prompts()
 
 
+def write_rows(out: Path, root: Path, bound: Path | None) -> RowWriter:
+    """The writer of a Hub or Parquet dataset's rows into this benchmark's files
+    (:mod:`.layout`)."""
+    from gavel.benchmarks.detailverify.layout import DetailVerifyLayout
+
+    return DetailVerifyLayout(out, root, bound)
+
+
+def check_rows(data: Path, image_root: Path) -> None:
+    from gavel.benchmarks.detailverify.layout import check
+
+    check(data, image_root)
+
+
+LAYOUT = Layout(write_rows, check_rows, one_line_per_row=True)
+
+
 BENCHMARK = Benchmark(
     NAME,
     "DetailVerifyBench: tag the hallucinated words of a long caption",
@@ -87,4 +105,5 @@ BENCHMARK = Benchmark(
     options=OPTIONS,
     sample_unit="sample",
     prompts=prompts,
+    layout=LAYOUT,
 )

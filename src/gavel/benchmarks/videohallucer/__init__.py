@@ -9,8 +9,10 @@ the modules to the :class:`~gavel.benchmarks.spec.Benchmark` record, importing e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from gavel.benchmarks.layout import Layout, RowWriter
 from gavel.benchmarks.spec import Benchmark, Prepared, RunSettings
 from gavel.benchmarks.videohallucer.options import OPTIONS
 from gavel.prompts import PromptTexts
@@ -74,6 +76,30 @@ def prompts() -> PromptTexts:
     return declared_prompts()
 
 
+def write_rows(out: Path, root: Path, bound: Path | None) -> RowWriter:
+    """The writer of a Hub or Parquet dataset's rows into this benchmark's files
+    (:mod:`.layout`)."""
+    from gavel.benchmarks.videohallucer.layout import VideoHallucerLayout
+
+    return VideoHallucerLayout(out, root, bound)
+
+
+def check_rows(data: Path, image_root: Path) -> None:
+    from gavel.benchmarks.videohallucer.layout import check
+
+    check(data, image_root)
+
+
+def release_files(folder: Path) -> Sequence[Path] | None:
+    """The release's annotation files when ``folder`` is in its own layout (read in place)."""
+    from gavel.benchmarks.videohallucer.layout import release_files
+
+    return release_files(folder)
+
+
+LAYOUT = Layout(write_rows, check_rows, in_place=release_files)
+
+
 BENCHMARK = Benchmark(
     NAME,
     "VideoHallucer: paired basic / hallucinated yes-no questions on videos",
@@ -86,4 +112,5 @@ BENCHMARK = Benchmark(
     sample_unit="pair",
     videos=True,
     prompts=prompts,
+    layout=LAYOUT,
 )

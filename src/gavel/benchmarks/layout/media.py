@@ -15,8 +15,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from gavel.benchmarks.layout.row import Row
 from gavel.io.safe_paths import UnsafePath, read_inside, safe_relative
-from gavel.sources.rows import Row
 
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", ".png"),
