@@ -9,21 +9,18 @@ written before the caller has seen the warnings.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gavel.errors import ConfigError
 from gavel.io.files import atomic_write_bytes
+from gavel.judge.unavailable import JudgeUnavailable
 from gavel.report.tables import FORMATS, render
 from gavel.setting_checks import MAX_SEED, Bound, as_path, check_choice
-
-if TYPE_CHECKING:
-    from gavel.judge.embedding import JudgeUnavailable
-    from gavel.synth.scenes import DIFFICULTIES
+from gavel.synth.difficulty import DIFFICULTIES
 
 __all__ = [
     "DIFFICULTIES",
@@ -34,19 +31,6 @@ __all__ = [
     "calibrate_judge",
     "judge_agreement",
 ]
-
-#: Names defined by modules that import numpy, looked up on first use: importing this module
-#: (as the command line does to read a command's flags) then costs no numpy.
-_LAZY = {"DIFFICULTIES": "gavel.synth.scenes", "JudgeUnavailable": "gavel.judge.embedding"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # looked up once
-    return value
 
 
 @dataclass(frozen=True)
@@ -156,7 +140,6 @@ def calibrate_judge(
     them on ``n`` of ``heldout_seed``, as ``gavel judge-calibrate`` does: same arguments, same
     file. :class:`JudgeUnavailable` when the offline judge's model is not installed."""
     from gavel.judge.calibration import calibrate
-    from gavel.synth.scenes import DIFFICULTIES
 
     n = int(Bound(int, 16).check("--n", n))
     seed, heldout_seed = (int(Bound(int, 0, MAX_SEED).check(f, v))

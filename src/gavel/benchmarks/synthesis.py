@@ -20,7 +20,7 @@ BOUNDS = {"n": Bound(int, 1), "seed": Bound(int, 0, MAX_SEED)}
 
 def difficulties() -> list[str]:
     """The difficulty levels, easiest first (``gavel synth --difficulty``)."""
-    from gavel.synth.scenes import DIFFICULTIES
+    from gavel.synth.difficulty import DIFFICULTIES
 
     return list(DIFFICULTIES)
 

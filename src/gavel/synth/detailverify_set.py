@@ -19,8 +19,9 @@ from gavel.synth.description import (
     render,
     replace_segment,
 )
+from gavel.synth.difficulty import DIFFICULTIES
 from gavel.synth.render import render as render_image
-from gavel.synth.scenes import DIFFICULTIES, Scene, sample_scene
+from gavel.synth.scenes import Scene, sample_scene
 from gavel.synth.vocabulary import COLORS, KINDS, NUMBER_WORDS, PLACES, place_phrase
 
 #: The official category of each kind of fact a wrong word can state.

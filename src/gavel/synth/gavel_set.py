@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from gavel.synth.captions import Caption, CountClaim, inject, plural, sentence, truthful_claim
+from gavel.synth.difficulty import DIFFICULTIES, Difficulty
 from gavel.synth.render import render
-from gavel.synth.scenes import DIFFICULTIES, Difficulty, Scene, sample_scene
+from gavel.synth.scenes import Scene, sample_scene
 from gavel.synth.vocabulary import COLORS, GAVEL_CATEGORIES, KINDS, NUMBER_WORDS
 
 CLEAN = "clean"

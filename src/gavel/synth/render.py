@@ -7,7 +7,8 @@ import io
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-from gavel.synth.scenes import Difficulty, Scene, SceneObject, shape_polygon
+from gavel.synth.difficulty import Difficulty
+from gavel.synth.scenes import Scene, SceneObject, shape_polygon
 from gavel.synth.vocabulary import BACKGROUND, PATTERN_INK
 
 SUPERSAMPLE = 4

@@ -11,29 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gavel.synth.difficulty import Difficulty
 from gavel.synth.vocabulary import CLOSE_COLORS, COLORS, COLUMNS, KINDS, PATTERNS, ROWS, SIZES
-
-
-@dataclass(frozen=True)
-class Difficulty:
-    """Knobs that make a scene harder to read."""
-
-    name: str
-    objects: tuple[int, int]
-    small_share: float
-    noise: float
-    blur: float
-    jpeg_quality: int | None
-    close_colors: bool
-    clutter: int
-    occlusion: float
-
-
-DIFFICULTIES = {
-    "easy": Difficulty("easy", (2, 4), 0.2, 0.0, 0.0, None, False, 0, 0.0),
-    "medium": Difficulty("medium", (3, 6), 0.33, 4.0, 0.6, None, False, 4, 0.0),
-    "hard": Difficulty("hard", (5, 8), 0.5, 10.0, 1.2, 35, True, 14, 0.3),
-}
 
 
 @dataclass(frozen=True)

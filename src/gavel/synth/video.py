@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from gavel.synth.difficulty import Difficulty
 from gavel.synth.render import damage
-from gavel.synth.scenes import Difficulty, shape_polygon
+from gavel.synth.scenes import shape_polygon
 from gavel.synth.vocabulary import BACKGROUND, CLOSE_COLORS, COLORS
 
 FPS = 8

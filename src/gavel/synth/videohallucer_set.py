@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gavel.synth.scenes import DIFFICULTIES, Difficulty
+from gavel.synth.difficulty import DIFFICULTIES, Difficulty
 from gavel.synth.video import HEIGHT, WIDTH, Track, Video, write_video
 from gavel.synth.vocabulary import COLORS, KINDS
 
