@@ -139,6 +139,9 @@ class FakeBatchServer:
         #: The next downloads of a batch's output file give only its first half of lines
         #: (a file still being written when the batch says ``completed``).
         self.partial_downloads = 0
+        #: The next downloads of a batch's output or error file answer this HTTP status
+        #: instead (404: a file the server lost or has not made available yet).
+        self.download_faults: list[int] = []
         self.downloads = 0
         #: The reply text for a request body; the default echoes the prompt.
         self.reply: Callable[[dict[str, Any]], str] = lambda body: f"echo: {prompt_of(body)}"
@@ -372,6 +375,13 @@ class FakeBatchServer:
                         file_id = path.split("/")[2]
                         if file_id not in server.contents:
                             return self._missing()
+                        if server.download_faults and server.files[file_id]["purpose"] == (
+                            "batch_output"
+                        ):
+                            status = server.download_faults.pop(0)
+                            return self._send(status, {"error": {
+                                "message": f"No such File object: {file_id}",
+                                "type": "invalid_request_error"}})  # fmt: skip
                         server.downloads += 1
                         data = server.contents[file_id]
                         if server.partial_downloads and server.files[file_id]["purpose"] == (

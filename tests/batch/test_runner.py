@@ -599,3 +599,32 @@ def test_a_lost_create_reply_on_a_server_that_cannot_list_batches_stops_the_run(
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "does not list its batches" in done.stderr and "may have made it" in done.stderr
     assert batch_server.created == 1  # never a second batch blindly
+
+
+def test_an_output_file_that_cannot_be_downloaded_stops_the_run_and_a_rerun_fetches_it(
+    gavel, gavel_main, batch_server, batch_fake, tmp_path, api_key
+):
+    out = tmp_path / "p.jsonl"
+    refused, batch_server.plan = first_sent(2, batch_fake.LineFault(status=400, message="no"))
+    first = gavel_main(*generate(batch_server, tmp_path, out, "--batch-rounds", "1"))
+    assert first.code == 2, first.err  # two error lines, asked again by the next run
+    before = {r["id"]: r for r in lines(out)}
+    assert sum(bool(r.get("error")) for r in before.values()) == 2
+    batch_server.plan = None
+    batch_server.download_faults = [404]  # the output of the next batch cannot be fetched
+    command = generate(batch_server, tmp_path, out)
+    stopped = gavel(*command)  # a process: its real stderr
+    assert stopped.returncode == 2, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    message = stopped.stderr.strip().splitlines()[-1]
+    assert "HTTP 404" in message and "rerun the same command" in message
+    part = state_of(out)["parts"][-1]
+    assert part["batch_id"] == "batch_2" and part["finished"] and not part.get("downloaded")
+    # Nothing lost: the earlier run's error lines are still there, each sample once.
+    assert {r["id"]: r for r in lines(out)} == before
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "created batch" not in done.err and batch_server.created == 2
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert len(batch_server.billed) == SAMPLES and set(batch_server.billed.values()) == {1}

@@ -45,8 +45,9 @@ from gavel.batch.state import BatchState, Part, batch_folder, load_state, run_ta
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.requests import Request
-from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, drop_errors, run_async
+from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, run_async, take_errors
 from gavel.runner.cache import AnswerCache, model_identity
+from gavel.runner.earlier_errors import put_back
 from gavel.runner.local import completed_ids
 from gavel.runner.validating import ValidatingModel
 from gavel.transport.failures import InvalidAnswerError, classify
@@ -133,6 +134,12 @@ class BatchInterrupted(GavelError):
     """Ctrl-C while waiting: the batch goes on on the server."""
 
     exit_code = 130
+
+
+class BatchDownloadFailed(GavelError):
+    """A finished batch's output or error file could not be downloaded (a 404, a failure
+    after the client's retries): the run stops, the batch stays recorded as finished and not
+    downloaded, and the same command fetches its files again."""
 
 
 def online_model(model: Any) -> Any:
@@ -286,7 +293,15 @@ class _Run:
         if not part.finished:
             self._wait(state, part)
         if not part.downloaded:
-            self._download(part)
+            try:
+                self._download(part)
+            except GavelError as error:  # the batch is recorded finished: a rerun fetches it
+                raise BatchDownloadFailed(
+                    f"stopped: batch {part.batch_id} {part.status}, but its results could not "
+                    f"be downloaded: {error}. Nothing is lost: the batch is recorded in "
+                    f"{self.folder / 'state.json'} and its results stay on the server; rerun "
+                    "the same command to download them (no batch is created or paid for again)"
+                ) from None
             part.downloaded = True
             self.save(state)
         return self.merge_part(state, part, keyed)
@@ -411,8 +426,10 @@ def run_batch(
     started = time.perf_counter()
     run = _Run(model, out, kind, cache, settings, progress)
     summary = run.summary
+    taken: dict[str, bytes] = {}
     try:
-        summary.errors_retried = drop_errors(out)
+        taken = take_errors(out)
+        summary.errors_retried = len(taken)
         unique = list({r.sample_id: r for r in requests}.values())
         done = completed_ids(out)
         summary.requested = len(unique)
@@ -485,7 +502,10 @@ def run_batch(
     finally:
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
-        run.close()
+        try:
+            put_back(out, taken)  # the earlier error lines of samples that got no new line
+        finally:
+            run.close()
     return summary
 
 
@@ -495,8 +515,9 @@ def write_requests_only(model: Any, requests: Iterable[Request], out: Path, targ
     requests file ``target`` for an offline ``vllm run-batch``; returns how many. The sent
     image sizes are kept in the batch folder of ``out`` for :func:`merge_output`."""
     run = _Run(model, Path(out), "generate", cache, BatchSettings(), False)
+    taken: dict[str, bytes] = {}
     try:
-        drop_errors(run.out)
+        taken = take_errors(run.out)  # their samples are asked again; the lines stay meanwhile
         keyed = run.write_cached(run.keyed(list({r.sample_id: r for r in requests}.values())))
         if not keyed:
             return 0
@@ -506,7 +527,10 @@ def write_requests_only(model: Any, requests: Iterable[Request], out: Path, targ
                               max_bytes=1 << 62)  # fmt: skip
         return written[0].count
     finally:
-        run.close()
+        try:
+            put_back(run.out, taken)
+        finally:
+            run.close()
 
 
 def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Path,
@@ -519,8 +543,10 @@ def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Pat
     run = _Run(model, Path(out), "generate", cache, BatchSettings(), False)
     summary = run.summary
     started = time.perf_counter()
+    taken: dict[str, bytes] = {}
     try:
-        summary.errors_retried = drop_errors(run.out)
+        taken = take_errors(run.out)
+        summary.errors_retried = len(taken)
         unique = list({r.sample_id: r for r in requests}.values())
         done = completed_ids(run.out)
         summary.requested = len(unique)
@@ -540,7 +566,10 @@ def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Pat
         summary.batches = summary.rounds = 1
     finally:
         summary.seconds = time.perf_counter() - started
-        run.close()
+        try:
+            put_back(run.out, taken)  # samples the output file does not mention keep theirs
+        finally:
+            run.close()
     return summary
 
 
