@@ -116,8 +116,11 @@ def test_a_failed_call_is_written_with_its_error(cluster, tmp_path):
     # The very lines this process's runner writes (its error and error_kind), but the time.
     here = tmp_path / "here.jsonl"
     run_sync(load_model("scene"), requests, here, progress=False)
-    timeless = lambda path: [{k: v for k, v in json.loads(line).items() if k != "latency_s"}
-                             for line in path.read_text().splitlines()]  # fmt: skip  # noqa: E731
+
+    def timeless(path):
+        return [{k: v for k, v in json.loads(line).items() if k != "latency_s"}
+                for line in path.read_text().splitlines()]  # fmt: skip
+
     assert timeless(out) == timeless(here)
     assert {line["error_kind"] for line in lines} == {"other"}
 

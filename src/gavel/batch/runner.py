@@ -30,7 +30,7 @@ from typing import Any, Protocol, cast
 
 import click
 
-from gavel.batch.client import BatchClient, tag
+from gavel.batch.client import SEARCH_LIMIT_VARIABLE, BatchClient, tag
 from gavel.batch.merge import BatchAnswers, BatchRequestError, Merged, merge, read_outcomes
 from gavel.batch.poll import counts, wait
 from gavel.batch.requests_file import (
@@ -174,6 +174,8 @@ class _Run:
         self._client: BatchClient | None = None
         #: The batch cancelled while this run waited for it (the run then stops).
         self.cancelled: str | None = None
+        #: A search of the batches stopped at its cap was said (once a run).
+        self.warned_search = False
 
     @property
     def client(self) -> BatchClient:
@@ -272,7 +274,7 @@ class _Run:
             # Looked for first, whatever the state says: a lost state file, a lost reply.
             wanted = tag(state.run, self.out.name, part.name, part.round, part.sha256)
             known = {p.batch_id for p in state.parts if p.batch_id}
-            found = client.find_batch(wanted, part.file_id if part.creating else None, known)
+            found, since = self._search(state, part, wanted, known), state.since
             adopted = found is not None
             if found is None:
                 if part.file_id is None:
@@ -281,7 +283,7 @@ class _Run:
                     self.save(state)
                 part.creating = True  # a rerun after a lost reply looks for it first
                 self.save(state)
-                found, adopted = client.create(part.file_id, wanted, known)
+                found, adopted = client.create(part.file_id, wanted, known, since)
             if not adopted:
                 click.echo(f"created batch {found.id}: {part.count} requests "
                            f"(round {part.round}); recorded in {self.folder}", err=True)  # fmt: skip
@@ -305,6 +307,36 @@ class _Run:
             part.downloaded = True
             self.save(state)
         return self.merge_part(state, part, keyed)
+
+    def _search(self, state: BatchState, part: Part, wanted: dict[str, str],
+                known: set[str]) -> Any | None:  # fmt: skip
+        """The part's batch on the server, looked for before it is created (a lost state
+        file, a lost reply), back to the run's start when the state knows it; the first search
+        of a run reads the listing to its end and records the start. A search that stopped at
+        its cap stops the run when an attempt may have made the batch (the state says
+        ``creating``), and is said once otherwise."""
+        began = time.time()
+        since = state.since or None
+        file_id = part.file_id if part.creating else None
+        search = self.client.search(wanted, file_id, known, since)
+        if not state.since:  # from now on, searches read back to here only
+            state.since = min(began, search.earliest or began)
+            self.save(state)
+        if search.complete:
+            return search.batch
+        if part.creating:
+            raise GavelError(f"stopped: the batch of {part.requests_path(self.folder)} may "
+                             "have been made by an earlier attempt whose reply was lost, and "
+                             f"{self.client.unsure(wanted, file_id, since)}")  # fmt: skip
+        if not self.warned_search:
+            self.warned_search = True
+            click.echo(f"warning: gavel read {search.stopped_at()} at "
+                       f"{self.client.client.base_url}batches, as many as it reads "
+                       f"({SEARCH_LIMIT_VARIABLE}), and found none of this run's; older ones "
+                       "were not read (a batch of the same requests made by an earlier run "
+                       "whose batch folder was lost is not found there): sending them",
+                       err=True)  # fmt: skip
+        return None
 
     def _download(self, part: Part) -> None:
         """The batch's output and error files, fetched again (up to :data:`FETCHES` times, a
