@@ -322,3 +322,18 @@ def test_a_repair_round_merged_after_a_crash_keeps_its_mark(batch_server, tmp_pa
     assert batch_server.created == 2  # merged from the recorded output, nothing sent
     assert {line["meta"]["repaired"] for line in replies_of(replies).values()} == {1}
     assert made.usage()["repaired"] == 3
+
+
+def test_judge_results_that_cannot_be_downloaded_are_fetched_by_the_next_judging(
+    batch_server, tmp_path, api_key
+):
+    batch_server.reply = scored_by_marker
+    batch_server.download_faults = [404]
+    made = judge(batch_server, tmp_path, "batch")
+    judged = made.judge(ITEMS)
+    assert {j.status for j in judged} == {JUDGE_ERROR}  # not judged yet, never a number
+    assert "could not be downloaded" in made.stopped and "HTTP 404" in made.stopped
+    assert all("not judged: the judge run stopped" in j.detail for j in judged)
+    again = judge(batch_server, tmp_path, "batch")
+    assert [j.score for j in again.judge(ITEMS)] == [4, 5, 2] and again.stopped is None
+    assert batch_server.created == 1 and set(batch_server.billed.values()) == {1}
