@@ -631,6 +631,15 @@ def test_an_output_file_that_cannot_be_downloaded_stops_the_run_and_a_rerun_fetc
     assert len(batch_server.billed) == SAMPLES and set(batch_server.billed.values()) == {1}
 
 
+def found_not_made_again(gavel_main, batch_server, command, out: Path, cache: Path) -> None:
+    """The same command again: the batch a killed run made is found, none created."""
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "found batch batch_1 created by an earlier run" in done.err
+    assert batch_server.created == 1
+    assert_done_once(batch_server, out, cache)
+
+
 def killed_while_creating(start, batch_server, command) -> None:
     """Run ``command`` until the server has made its batch, and kill it before the reply
     comes back: the state says ``creating``, the server has the batch."""
@@ -649,11 +658,7 @@ def test_a_lost_batch_is_found_behind_more_than_a_thousand_newer_ones(
     # Other runs of the account create 1,200 batches meanwhile, listed before ours.
     batch_server.add_batches(600, metadata={"gavel_run": "0" * 16, "gavel_sha256": "1" * 16})
     batch_server.add_batches(600)  # made by other tools: no metadata at all
-    done = gavel_main(*command)
-    assert done.code == 0, done.err
-    assert "found batch batch_1 created by an earlier run" in done.err
-    assert batch_server.created == 1
-    assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
 
 
 def test_a_server_listing_oldest_first_shows_the_lost_batch_after_a_long_history(
@@ -664,11 +669,7 @@ def test_a_server_listing_oldest_first_shows_the_lost_batch_after_a_long_history
     out = tmp_path / "p.jsonl"
     command = generate(batch_server, tmp_path, out)
     killed_while_creating(start, batch_server, command)
-    done = gavel_main(*command)
-    assert done.code == 0, done.err
-    assert "found batch batch_1 created by an earlier run" in done.err
-    assert batch_server.created == 1
-    assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
 
 
 def test_a_known_run_reads_the_listing_back_to_its_own_start_only(
@@ -683,13 +684,9 @@ def test_a_known_run_reads_the_listing_back_to_its_own_start_only(
     since = state_of(out)["since"]
     assert abs(since - time.time()) < 120
     listed = batch_server.listed
-    done = gavel_main(*command)
-    assert done.code == 0, done.err
-    assert "found batch batch_1 created by an earlier run" in done.err
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
     # Its own batches, then the first page older than the run: not the three days before.
     assert batch_server.listed - listed <= 2
-    assert batch_server.created == 1
-    assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
 
 
 def test_a_search_that_reaches_its_cap_never_creates_a_batch_that_may_exist(
@@ -708,10 +705,7 @@ def test_a_search_that_reaches_its_cap_never_creates_a_batch_that_may_exist(
     assert batch_server.created == 1  # never a second batch of the same requests
     assert state_of(out)["parts"][0]["creating"]
     monkeypatch.setenv("GAVEL_BATCH_SEARCH_LIMIT", "1_000")  # as the message says: read more
-    done = gavel_main(*command)
-    assert done.code == 0, done.err
-    assert "found batch batch_1 created by an earlier run" in done.err
-    assert_done_once(batch_server, out, tmp_path / "cache.sqlite")
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
     monkeypatch.setenv("GAVEL_BATCH_SEARCH_LIMIT", "many")
     refused = gavel_main(*generate(batch_server, tmp_path, tmp_path / "o.jsonl", "--no-cache"))
     assert refused.code == 2 and "GAVEL_BATCH_SEARCH_LIMIT='many': expected a whole" in (

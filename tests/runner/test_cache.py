@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from gavel.requests import Answer
 from gavel.runner.cache import AnswerCache
 
@@ -21,35 +23,34 @@ def test_a_repaired_answer_keeps_its_mark_through_the_cache(tmp_path):
         assert cache.get("plain") == Answer('{"score": 3}')
 
 
-def test_a_file_from_before_the_repair_mark_opens_and_gains_the_column(tmp_path):
+#: Layouts of older cache files: the columns after ``created``, a row, the answer it reads as.
+OLDER = {
+    "before finish_reason": ("", ("k", "old", "{}", None, None, "m", 0), Answer("old")),
+    "before the repair mark": (
+        ", finish_reason TEXT",
+        ("k", "old", "{}", None, None, "m", 0, "stop"),
+        Answer("old", finish_reason="stop"),
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", OLDER)
+def test_an_older_file_opens_and_gains_the_columns(tmp_path, layout):
+    added, row, expected = OLDER[layout]
     path = tmp_path / "old.sqlite"
-    with sqlite3.connect(path) as db:  # the layout before the repair mark (finish_reason in)
+    with sqlite3.connect(path) as db:
         db.execute(
             "CREATE TABLE answers (key TEXT PRIMARY KEY, text TEXT NOT NULL, usage TEXT NOT "
-            "NULL, sent_size TEXT, input_size TEXT, model TEXT, created REAL NOT NULL, "
-            "finish_reason TEXT)"
+            f"NULL, sent_size TEXT, input_size TEXT, model TEXT, created REAL NOT NULL{added})"
         )
-        db.execute("INSERT INTO answers VALUES ('k', 'old', '{}', NULL, NULL, 'm', 0, 'stop')")
+        db.execute(f"INSERT INTO answers VALUES ({', '.join('?' * len(row))})", row)
+    new = Answer("new", finish_reason="length", meta={"repaired": 1})
     with AnswerCache(path) as cache:
-        assert cache.get("k") == Answer("old", finish_reason="stop")
-        cache.put("n", Answer("new", meta={"repaired": 1}), "m")
-        assert cache.get("n").meta == {"repaired": 1}
+        assert cache.get("k") == expected
+        cache.put("n", new, "m")
+        assert cache.get("n") == new
     with sqlite3.connect(path) as db:
-        columns = [row[1] for row in db.execute("PRAGMA table_info(answers)")]
+        columns = [found[1] for found in db.execute("PRAGMA table_info(answers)")]
     assert columns[-2:] == ["finish_reason", "repaired"]
-    with AnswerCache(path) as cache:  # opened again: the column is there already
-        assert cache.get("n").meta == {"repaired": 1}
-
-
-def test_a_file_from_before_both_columns_gains_them(tmp_path):
-    path = tmp_path / "older.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE answers (key TEXT PRIMARY KEY, text TEXT NOT NULL, usage TEXT NOT "
-            "NULL, sent_size TEXT, input_size TEXT, model TEXT, created REAL NOT NULL)"
-        )
-        db.execute("INSERT INTO answers VALUES ('k', 'older', '{}', NULL, NULL, 'm', 0)")
-    with AnswerCache(path) as cache:
-        assert cache.get("k") == Answer("older")
-        cache.put("n", Answer("new", finish_reason="length", meta={"repaired": 1}), "m")
-        assert cache.get("n") == Answer("new", finish_reason="length", meta={"repaired": 1})
+    with AnswerCache(path) as cache:  # opened again: the columns are there already
+        assert cache.get("n") == new and cache.get("k") == expected
