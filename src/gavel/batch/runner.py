@@ -329,7 +329,8 @@ class _Run:
             # Looked for first, whatever the state says: a lost state file, a lost reply.
             wanted = tag(state.run, self.out.name, part.name, part.round, part.sha256)
             known = {p.batch_id for p in state.parts if p.batch_id}
-            found, since = self._search(state, part, wanted, known), state.since
+            found = self._search(state, part, wanted, known)  # records the run's start
+            since = state.since
             adopted = found is not None
             if found is None:
                 if part.file_id is None:
