@@ -23,8 +23,11 @@ so a client killed (or timed out) while waiting leaves the server with something
 of; :attr:`upload_faults` and :attr:`create_faults` lose the reply of the next uploads or
 creates after the work was done (``"drop"``: the connection closed without a reply, ``"500"``:
 an error answered). Listings are paginated (``limit``, ``after``, ``has_more``) as OpenAI's,
-or, by switches, as other servers give them (refused, ``after`` ignored, oldest first, every
-purpose); :attr:`refuse_metadata` makes a server that refuses batch ``metadata``.
+newest first, or, by switches, as other servers give them (refused, ``after`` ignored, oldest
+first, every purpose); :meth:`add_batches` gives the account a history of other batches (as
+many as a test needs, of any age); :attr:`refuse_metadata` makes a server that refuses batch
+``metadata``; :attr:`download_faults` answers the next downloads of a batch's results with an
+error status.
 Counters: :attr:`uploads`, :attr:`created`, :attr:`sent` (every custom_id, counted once per
 batch that carried it), :attr:`billed` (every custom_id, counted once per answer the server gave
 and bills: a line of an output file), :attr:`billed_tokens`, :attr:`polls`, :attr:`online` (chat
@@ -139,6 +142,9 @@ class FakeBatchServer:
         #: The next downloads of a batch's output file give only its first half of lines
         #: (a file still being written when the batch says ``completed``).
         self.partial_downloads = 0
+        #: The next downloads of a batch's output or error file answer this HTTP status
+        #: instead (404: a file the server lost or has not made available yet).
+        self.download_faults: list[int] = []
         self.downloads = 0
         #: The reply text for a request body; the default echoes the prompt.
         self.reply: Callable[[dict[str, Any]], str] = lambda body: f"echo: {prompt_of(body)}"
@@ -186,7 +192,7 @@ class FakeBatchServer:
 
     def _create(self, payload: dict[str, Any]) -> dict[str, Any]:
         lines = [json.loads(x) for x in self.contents[payload["input_file_id"]].splitlines()]
-        batch_id = f"batch_{len(self.batches) + 1}"
+        batch_id = f"batch_{self.created + 1}"
         batch = {
             "id": batch_id, "object": "batch", "endpoint": payload["endpoint"], "errors": None,
             "input_file_id": payload["input_file_id"],
@@ -291,23 +297,46 @@ class FakeBatchServer:
         batch["request_counts"].update(completed=len(output), failed=len(errors))
         batch["status"] = status
 
-    def page(self, data: list[dict[str, Any]], query: dict[str, list[str]]) -> dict[str, Any]:
-        """One page of a listing, as OpenAI's cursor pagination gives it (at most
-        :attr:`max_page` entries, whatever the client asks)."""
+    def page(self, data: list[dict[str, Any]], query: dict[str, list[str]],
+             show: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+        """One page of a listing (``data`` newest first), as OpenAI's cursor pagination gives
+        it (at most :attr:`max_page` entries, whatever the client asks), each entry as
+        ``show`` shows it."""
         if self.oldest_first:
             data = list(reversed(data))
         if self.ignore_after:
             self.listed += 1
-            return {"object": "list", "data": data[: self.max_page]}
+            return {"object": "list", "data": [show(e) for e in data[: self.max_page]]}
         after = query.get("after", [None])[0]
         if after is not None:
             ids = [entry["id"] for entry in data]
             data = data[ids.index(after) + 1 :] if after in ids else []
         limit = min(int(query.get("limit", ["20"])[0]), self.max_page)
         self.listed += 1
-        return {"object": "list", "data": data[:limit], "has_more": len(data) > limit,
-                "first_id": data[0]["id"] if data else None,
+        return {"object": "list", "data": [show(e) for e in data[:limit]],
+                "has_more": len(data) > limit, "first_id": data[0]["id"] if data else None,
                 "last_id": data[:limit][-1]["id"] if data else None}  # fmt: skip
+
+    def add_batches(self, count: int, *, age: float = 0.0,
+                    metadata: dict[str, str] | None = None) -> None:  # fmt: skip
+        """``count`` finished batches that are not the test's (other runs', other users' of
+        the account), created ``age`` seconds ago: an account with a long history."""
+        created = int(time.time() - age)
+        with self._lock:
+            for _ in range(count):
+                batch_id = f"batch_other_{len(self.batches) + 1}"
+                self.batches[batch_id] = {
+                    "id": batch_id, "object": "batch", "endpoint": "/v1/chat/completions",
+                    "errors": None, "input_file_id": "file-other", "completion_window": "24h",
+                    "status": "completed", "output_file_id": None, "error_file_id": None,
+                    "created_at": created, "metadata": metadata,
+                    "request_counts": {"total": 1, "completed": 1, "failed": 0},
+                }  # fmt: skip
+
+    def newest_first(self) -> list[dict[str, Any]]:
+        """Every batch, newest first (by ``created_at``; the later made first among equals)."""
+        made = list(self.batches.values())
+        return sorted(made, key=lambda batch: batch["created_at"])[::-1]
 
     def shown(self, entry: dict[str, Any]) -> dict[str, Any]:
         """A file object as this server shows it."""
@@ -365,13 +394,20 @@ class FakeBatchServer:
                         purpose = query.get("purpose", [None])[0]
                         if server.ignore_purpose:
                             purpose = None
-                        data = [server.shown(f) for f in reversed(server.files.values())
+                        data = [f for f in reversed(server.files.values())
                                 if purpose is None or f["purpose"] == purpose]  # fmt: skip
-                        self._send(200, server.page(data, query))
+                        self._send(200, server.page(data, query, server.shown))
                     elif path.startswith("/files/") and path.endswith("/content"):
                         file_id = path.split("/")[2]
                         if file_id not in server.contents:
                             return self._missing()
+                        if server.download_faults and server.files[file_id]["purpose"] == (
+                            "batch_output"
+                        ):
+                            status = server.download_faults.pop(0)
+                            return self._send(status, {"error": {
+                                "message": f"No such File object: {file_id}",
+                                "type": "invalid_request_error"}})  # fmt: skip
                         server.downloads += 1
                         data = server.contents[file_id]
                         if server.partial_downloads and server.files[file_id]["purpose"] == (
@@ -387,8 +423,7 @@ class FakeBatchServer:
                     elif path == "/batches":
                         for batch in server.batches.values():
                             server._advance(batch)
-                        data = [server.public(b) for b in reversed(server.batches.values())]
-                        self._send(200, server.page(data, query))
+                        self._send(200, server.page(server.newest_first(), query, server.public))
                     elif path.startswith("/batches/"):
                         batch = server.batches.get(path.split("/")[2])
                         if batch is None:

@@ -9,7 +9,7 @@ import re
 from gavel.batch.runner import BatchSettings
 from gavel.examples import example_dir
 from gavel.judge.items import JUDGE_ERROR, OK, JudgeItem
-from gavel.judge.llm import LLMJudge
+from gavel.judge.llm import REPAIR_PROMPT, LLMJudge
 from gavel.judge.protocol import SYSTEM_PROMPT, judge_messages
 from gavel.models.openai_compat import OpenAIChatModel
 
@@ -29,7 +29,7 @@ ITEMS = [
 
 def scored_by_marker(body):
     """The score named in the prediction ("S4" -> 4)."""
-    found = re.search(r"\bS([1-5])\b", body["messages"][-1]["content"])
+    found = re.search(r"\bS([1-5])\b", body["messages"][1]["content"])
     return json.dumps({"score": int(found.group(1)), "reason": "as told"})
 
 
@@ -81,7 +81,7 @@ def test_cut_off_replies_are_refused_and_asked_in_the_next_round(
     cut = '{ "score": 1'
 
     def plan(custom_id, body, before):
-        if not before and "S4" in body["messages"][-1]["content"]:
+        if not before and "S4" in body["messages"][1]["content"]:
             return batch_fake.LineFault(reply=cut, finish_reason="length")
         return None
 
@@ -232,3 +232,108 @@ def test_judge_batch_keeps_to_the_budget(gavel, gavel_main, batch_server, tmp_pa
     done = gavel_main(*command, "--max-cost", f"{2 * bound:.4f}")
     assert done.code == 0, done.err
     assert len(batch_server.billed) == asked and set(batch_server.billed.values()) == {1}
+
+
+PROSE = "Mostly right, I would say four."
+
+
+def repaired_only(body):
+    """A deterministic judge: the same request always gets the same prose; only a request
+    that ends with the repair instruction gets a score."""
+    if body["messages"][-1] == {"role": "user", "content": REPAIR_PROMPT}:
+        return scored_by_marker(body)
+    return PROSE
+
+
+def replies_of(path):
+    return {
+        line["id"].split("#")[0]: line for line in map(json.loads, path.read_text().splitlines())
+    }
+
+
+def test_a_reply_without_a_score_is_repaired_in_the_next_round(batch_server, tmp_path, api_key):
+    batch_server.reply = repaired_only
+    cache = tmp_path / "cache.sqlite"
+    made = judge(batch_server, tmp_path, "batch", cache=cache)
+    judged = made.judge(ITEMS)
+    assert [(j.status, j.score) for j in judged] == [(OK, 4), (OK, 5), (OK, 2)]
+    assert batch_server.created == 2 and batch_server.online == 0
+    # The second round's requests: the protocol's messages, the judge's reply, the repair.
+    for given in ITEMS:
+        system, user = judge_messages(given.prediction, given.ground_truth, given.hallucinated)
+        body = next(b for b in batch_server.bodies.values() if b["messages"][1] == user)
+        assert body["messages"] == [system, user, {"role": "assistant", "content": PROSE},
+                                    {"role": "user", "content": REPAIR_PROMPT}]  # fmt: skip
+    replies = replies_of(tmp_path / "batch.judge.jsonl")
+    assert {key: line["meta"] for key, line in replies.items()} == {
+        key: {"repaired": 1} for key in "abc"
+    }
+    assert made.usage()["repaired"] == 3
+    # From the cache, into another replies file: the answers keep their mark.
+    again = judge(batch_server, tmp_path, "again", cache=cache)
+    assert [j.score for j in again.judge(ITEMS)] == [4, 5, 2] and batch_server.created == 2
+    assert again.usage()["repaired"] == 3
+
+
+def test_repairs_are_asked_online_with_the_online_fallback(batch_server, tmp_path, api_key):
+    batch_server.reply = repaired_only
+    made = judge(batch_server, tmp_path, "batch", settings={"fallback": "online"})
+    judged = made.judge(ITEMS)
+    assert [(j.status, j.score) for j in judged] == [(OK, 4), (OK, 5), (OK, 2)]
+    assert batch_server.created == 1
+    # One online request each: the repair itself, not the plain request asked once more.
+    assert batch_server.online == len(ITEMS)
+    assert all(body["messages"][-1]["content"] == REPAIR_PROMPT
+               for body in batch_server.online_bodies)  # fmt: skip
+    assert made.usage()["repaired"] == 3
+    replies = replies_of(tmp_path / "batch.judge.jsonl")
+    assert {line["meta"]["repaired"] for line in replies.values()} == {1}
+
+
+def test_a_judge_that_never_scores_is_repaired_as_often_as_online_then_a_judge_error(
+    batch_server, tmp_path, api_key
+):
+    batch_server.reply = lambda body: PROSE
+    made = judge(batch_server, tmp_path, "batch", invalid_retries=1, settings={"rounds": 5})
+    judged = made.judge(ITEMS)
+    assert {j.status for j in judged} == {JUDGE_ERROR}
+    # Once, then one repair (--judge-retries 1), as online: no third round of the same.
+    assert batch_server.created == 2 and set(batch_server.sent.values()) == {2}
+    lengths = sorted(len(b["messages"]) for b in batch_server.bodies.values())
+    assert lengths == [4, 4, 4]  # the last ones sent were the repairs
+    no_repair = judge(batch_server, tmp_path, "plain", invalid_retries=0, settings={"rounds": 5})
+    assert {j.status for j in no_repair.judge(ITEMS)} == {JUDGE_ERROR}
+    assert batch_server.created == 3  # --judge-retries 0: asked once, never again
+
+
+def test_a_repair_round_merged_after_a_crash_keeps_its_mark(batch_server, tmp_path, api_key):
+    batch_server.reply = repaired_only
+    judge(batch_server, tmp_path, "batch").judge(ITEMS)  # no cache: read from the output
+    folder, replies = tmp_path / "batch.judge.batch", tmp_path / "batch.judge.jsonl"
+    state = json.loads((folder / "state.json").read_text())
+    assert [part["round"] for part in state["parts"]] == [1, 2]
+    # What a kill during the second round's merge leaves: its answers not all written.
+    state["parts"][1]["merged"] = False
+    (folder / "state.json").write_text(json.dumps(state))
+    kept = replies.read_text().splitlines()[:1]
+    replies.write_text("\n".join(kept) + "\n")
+    made = judge(batch_server, tmp_path, "batch")
+    assert [j.score for j in made.judge(ITEMS)] == [4, 5, 2]
+    assert batch_server.created == 2  # merged from the recorded output, nothing sent
+    assert {line["meta"]["repaired"] for line in replies_of(replies).values()} == {1}
+    assert made.usage()["repaired"] == 3
+
+
+def test_judge_results_that_cannot_be_downloaded_are_fetched_by_the_next_judging(
+    batch_server, tmp_path, api_key
+):
+    batch_server.reply = scored_by_marker
+    batch_server.download_faults = [404]
+    made = judge(batch_server, tmp_path, "batch")
+    judged = made.judge(ITEMS)
+    assert {j.status for j in judged} == {JUDGE_ERROR}  # not judged yet, never a number
+    assert "could not be downloaded" in made.stopped and "HTTP 404" in made.stopped
+    assert all("not judged: the judge run stopped" in j.detail for j in judged)
+    again = judge(batch_server, tmp_path, "batch")
+    assert [j.score for j in again.judge(ITEMS)] == [4, 5, 2] and again.stopped is None
+    assert batch_server.created == 1 and set(batch_server.billed.values()) == {1}

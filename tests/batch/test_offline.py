@@ -147,6 +147,30 @@ def test_one_bad_line_costs_one_sample(gavel, gavel_main, batch_fake, tmp_path):
     assert missing.code != 0 and "no such batch output file" in missing.err
 
 
+def test_error_lines_stay_while_their_samples_wait_for_the_next_output_file(
+    gavel_main, batch_fake, tmp_path
+):
+    out, requests, output = tmp_path / "p.jsonl", tmp_path / "requests.jsonl", tmp_path / "o.jsonl"
+    common = ["generate", "--data", DATA, "--model", "openai:m", "--preset", "gpt",
+              "--no-cache", "--out", out]  # fmt: skip
+    assert gavel_main(*common, "--batch-requests-only", requests).code == 0
+    run_batch_as_vllm_does(requests, output, batch_fake, refuse=1, skip=0)
+    assert gavel_main(*common, "--from-batch-output", output).code == 2
+    before = {r["id"]: r for r in lines(out)}
+    failed = [r for r in before.values() if r.get("error")]
+    assert len(before) == SAMPLES and len(failed) == 1
+    # The next requests file asks the failed sample again; its error line stays meanwhile.
+    rest = tmp_path / "rest.jsonl"
+    assert gavel_main(*common, "--batch-requests-only", rest).code == 0
+    assert len(lines(rest)) == 1
+    assert {r["id"]: r for r in lines(out)} == before
+    # An output file that does not mention it leaves the sample its earlier line.
+    (tmp_path / "empty.jsonl").write_text("")
+    merged = gavel_main(*common, "--from-batch-output", tmp_path / "empty.jsonl")
+    assert "1 not in the output file" in merged.err
+    assert {r["id"]: r for r in lines(out)} == before
+
+
 def test_batch_flags_that_cannot_apply_are_refused_by_name(gavel_main, tmp_path):
     base = ["generate", "--data", DATA, "--out", tmp_path / "p.jsonl"]
     cases = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -599,3 +600,127 @@ def test_a_lost_create_reply_on_a_server_that_cannot_list_batches_stops_the_run(
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "does not list its batches" in done.stderr and "may have made it" in done.stderr
     assert batch_server.created == 1  # never a second batch blindly
+
+
+def test_an_output_file_that_cannot_be_downloaded_stops_the_run_and_a_rerun_fetches_it(
+    gavel, gavel_main, batch_server, batch_fake, tmp_path, api_key
+):
+    out = tmp_path / "p.jsonl"
+    _, batch_server.plan = first_sent(2, batch_fake.LineFault(status=400, message="no"))
+    first = gavel_main(*generate(batch_server, tmp_path, out, "--batch-rounds", "1"))
+    assert first.code == 2, first.err  # two error lines, asked again by the next run
+    before = {r["id"]: r for r in lines(out)}
+    assert sum(bool(r.get("error")) for r in before.values()) == 2
+    batch_server.plan = None
+    batch_server.download_faults = [404]  # the output of the next batch cannot be fetched
+    command = generate(batch_server, tmp_path, out)
+    stopped = gavel(*command)  # a process: its real stderr
+    assert stopped.returncode == 2, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    message = stopped.stderr.strip().splitlines()[-1]
+    assert "HTTP 404" in message and "rerun the same command" in message
+    part = state_of(out)["parts"][-1]
+    assert part["batch_id"] == "batch_2" and part["finished"] and not part.get("downloaded")
+    # Nothing lost: the earlier run's error lines are still there, each sample once.
+    assert {r["id"]: r for r in lines(out)} == before
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "created batch" not in done.err and batch_server.created == 2
+    written = lines(out)
+    assert len(written) == SAMPLES and not any(r.get("error") for r in written)
+    assert len(batch_server.billed) == SAMPLES and set(batch_server.billed.values()) == {1}
+
+
+def found_not_made_again(gavel_main, batch_server, command, out: Path, cache: Path) -> None:
+    """The same command again: the batch a killed run made is found, none created."""
+    done = gavel_main(*command)
+    assert done.code == 0, done.err
+    assert "found batch batch_1 created by an earlier run" in done.err
+    assert batch_server.created == 1
+    assert_done_once(batch_server, out, cache)
+
+
+def killed_while_creating(start, batch_server, command) -> None:
+    """Run ``command`` until the server has made its batch, and kill it before the reply
+    comes back: the state says ``creating``, the server has the batch."""
+    batch_server.create_delay = 30.0
+    start(*command).kill_when(lambda: batch_server.created == 1)
+    batch_server.create_delay = 0.0
+
+
+def test_a_lost_batch_is_found_behind_more_than_a_thousand_newer_ones(
+    gavel_main, start, batch_server, tmp_path, api_key
+):
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    killed_while_creating(start, batch_server, command)
+    assert state_of(out)["parts"][0]["creating"]
+    # Other runs of the account create 1,200 batches meanwhile, listed before ours.
+    batch_server.add_batches(600, metadata={"gavel_run": "0" * 16, "gavel_sha256": "1" * 16})
+    batch_server.add_batches(600)  # made by other tools: no metadata at all
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
+
+
+def test_a_server_listing_oldest_first_shows_the_lost_batch_after_a_long_history(
+    gavel_main, start, batch_server, tmp_path, api_key
+):
+    batch_server.oldest_first = True
+    batch_server.add_batches(1200, age=86_400.0)  # a long history before this run
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    killed_while_creating(start, batch_server, command)
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
+
+
+def test_a_known_run_reads_the_listing_back_to_its_own_start_only(
+    gavel_main, start, batch_server, tmp_path, api_key
+):
+    batch_server.add_batches(3000, age=3 * 86_400.0)  # batches of three days ago
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    listed = batch_server.listed
+    killed_while_creating(start, batch_server, command)
+    assert batch_server.listed - listed >= 30  # a new run reads the whole history once
+    since = state_of(out)["since"]
+    assert abs(since - time.time()) < 120
+    listed = batch_server.listed
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
+    # Its own batches, then the first page older than the run: not the three days before.
+    assert batch_server.listed - listed <= 2
+
+
+def test_a_search_that_reaches_its_cap_never_creates_a_batch_that_may_exist(
+    gavel_main, start, batch_server, tmp_path, api_key, monkeypatch
+):
+    out = tmp_path / "p.jsonl"
+    command = generate(batch_server, tmp_path, out)
+    killed_while_creating(start, batch_server, command)
+    monkeypatch.setenv("GAVEL_BATCH_SEARCH_LIMIT", "250")
+    batch_server.add_batches(400)  # more batches since the attempt than the search reads
+    stopped = gavel_main(*command)
+    assert stopped.code == 2, stopped.err
+    assert "Traceback" not in stopped.err
+    assert "read the newest 250 batches" in stopped.err
+    assert "not created again" in stopped.err and "gavel_sha256=" in stopped.err
+    assert batch_server.created == 1  # never a second batch of the same requests
+    assert state_of(out)["parts"][0]["creating"]
+    monkeypatch.setenv("GAVEL_BATCH_SEARCH_LIMIT", "1_000")  # as the message says: read more
+    found_not_made_again(gavel_main, batch_server, command, out, tmp_path / "cache.sqlite")
+    monkeypatch.setenv("GAVEL_BATCH_SEARCH_LIMIT", "many")
+    refused = gavel_main(*generate(batch_server, tmp_path, tmp_path / "o.jsonl", "--no-cache"))
+    assert refused.code == 2 and "GAVEL_BATCH_SEARCH_LIMIT='many': expected a whole" in (
+        refused.err
+    )
+
+
+def test_a_new_run_in_a_long_history_is_warned_and_goes_on(
+    gavel_main, batch_server, tmp_path, api_key, monkeypatch
+):
+    monkeypatch.setenv("GAVEL_BATCH_SEARCH_LIMIT", "250")
+    batch_server.add_batches(400, age=3600.0)
+    out = tmp_path / "p.jsonl"
+    done = gavel_main(*generate(batch_server, tmp_path, out))
+    assert done.code == 0, done.err
+    assert "read the newest 250 batches" in done.err and "older ones were not" in done.err
+    assert batch_server.created == 1
+    assert_billed_once(batch_server)

@@ -272,3 +272,20 @@ def test_repaired_scores_are_counted_again_when_the_replies_file_resumes(server,
     again = make_judge(server, tmp_path, replies=replies)
     again.judge([item("a"), item("b")])
     assert server.hits == 4 and again.usage()["repaired"] == 2
+
+
+def test_a_repaired_score_from_the_cache_keeps_its_mark(server, tmp_path, api_key):
+    server.reply = lambda body, number: (
+        '{"score": 2, "reason": "repaired"}' if len(body["messages"]) > 2 else "two"
+    )
+    cache = tmp_path / "answers.sqlite"
+    first = make_judge(server, tmp_path, cache=cache, replies=tmp_path / "a.judge.jsonl")
+    first.judge([item("a"), item("b")])
+    assert server.hits == 4 and first.usage()["repaired"] == 2
+    # Another replies file, the same cache: nothing is sent, and the answers say how they came.
+    again = make_judge(server, tmp_path, cache=cache, replies=tmp_path / "b.judge.jsonl")
+    judged = again.judge([item("a"), item("b")])
+    assert server.hits == 4 and [j.score for j in judged] == [2, 2]
+    lines = [json.loads(line) for line in (tmp_path / "b.judge.jsonl").read_text().splitlines()]
+    assert [line["meta"] for line in lines] == [{"repaired": 1, "cached": True}] * 2
+    assert again.usage()["repaired"] == 2 and again.usage()["cached"] == 2

@@ -188,6 +188,12 @@ def test_the_failure_budget_stops_the_run_and_keeps_its_lines(tmp_path: Path) ->
     # The batch during which the budget ran out is written whole, then the run stops.
     assert len(_lines(out)) == stopped.value.summary.answered == 4
     assert f"The 4 lines written are kept in {out}; fix the cause and rerun" in str(stopped.value)
+    # Stopped again, sooner: the error lines it took out and did not replace come back.
+    before = {line["id"]: line for line in _lines(out)}
+    again = FailureBudget(max_consecutive=1, max_fraction=None)
+    with pytest.raises(RunAborted):
+        run_batched(model, _requests([1] * 10), out, failure_budget=again, progress=False)
+    assert len(_lines(out)) == 4 and {line["id"] for line in _lines(out)} == set(before)
     summary = run_batched(BatchingModel(batch_size=2), _requests([1] * 10), out, progress=False)
     assert summary.errors_retried == 4 and len(_lines(out)) == 10
 

@@ -19,7 +19,6 @@ from gavel.models.openai_compat import OpenAIChatModel
 from gavel.records import Prediction
 from gavel.requests import Request
 from gavel.runner.async_runner import FailureBudget, RunAborted, run_async
-from gavel.runner.cache import AnswerCache
 from gavel.runner.validating import ValidatingModel
 from gavel.transport.failures import MAX_SERVER_WORDS, SAME_REFUSALS, classify
 from gavel.transport.retry import RetryPolicy
@@ -198,23 +197,6 @@ def test_finish_reason_is_recorded_and_survives_the_cache(server, api_key, tmp_p
     for path in (out, again):
         assert [line["finish_reason"] for line in lines(path)] == ["length"] * 3
     assert Prediction(id="x", finish_reason="length").truncated
-
-
-def test_a_cache_file_from_before_finish_reason_opens_and_gains_the_column(tmp_path):
-    import sqlite3
-
-    path = tmp_path / "old.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE answers (key TEXT PRIMARY KEY, text TEXT NOT NULL, usage TEXT NOT "
-            "NULL, sent_size TEXT, input_size TEXT, model TEXT, created REAL NOT NULL)"
-        )
-        db.execute("INSERT INTO answers VALUES ('k', 'old answer', '{}', NULL, NULL, 'm', 0)")
-    with AnswerCache(path) as cache:
-        old = cache.get("k")
-        assert (old.text, old.finish_reason) == ("old answer", None)
-        cache.put("n", type(old)("new", finish_reason="stop"), "m")
-        assert cache.get("n").finish_reason == "stop"
 
 
 def test_old_prediction_lines_without_the_new_fields_still_read():

@@ -19,6 +19,7 @@ from gavel.benchmarks.gavel.prompt import build_requests  # noqa: E402
 from gavel.errors import GavelError  # noqa: E402
 from gavel.models.registry import load_model  # noqa: E402
 from gavel.prompts import load_template  # noqa: E402
+from gavel.runner.async_runner import run_sync  # noqa: E402
 from gavel.runner.local import run_model  # noqa: E402
 from gavel.runner.ray_executor import run_ray  # noqa: E402
 from gavel.synth.gavel_set import generate_gavel  # noqa: E402
@@ -112,6 +113,16 @@ def test_a_failed_call_is_written_with_its_error(cluster, tmp_path):
     assert summary.errors == summary.answered == 3
     assert [line["id"] for line in lines] == ["s0", "s1", "s2"]
     assert all(line["error"] and "response" not in line for line in lines)
+    # The very lines this process's runner writes (its error and error_kind), but the time.
+    here = tmp_path / "here.jsonl"
+    run_sync(load_model("scene"), requests, here, progress=False)
+
+    def timeless(path):
+        return [{k: v for k, v in json.loads(line).items() if k != "latency_s"}
+                for line in path.read_text().splitlines()]  # fmt: skip
+
+    assert timeless(out) == timeless(here)
+    assert {line["error_kind"] for line in lines} == {"other"}
 
 
 def test_a_model_the_workers_cannot_build_fails_before_anything_is_written(cluster, tmp_path):

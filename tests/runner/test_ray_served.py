@@ -101,6 +101,53 @@ def test_alike_refusals_stop_with_the_local_message_and_a_rerun_asks_the_rest(
     assert server.hits == summary.answered == 10  # the 4 refused and the 6 never asked, once
 
 
+def by_id(path) -> dict[str, dict]:
+    return {line["id"]: line for line in lines(path)}
+
+
+def test_error_lines_of_an_earlier_run_are_asked_again_and_never_lost(
+    cluster, server, fake, tmp_path, api_key
+):
+    from gavel.transport.failures import SAME_REFUSALS
+
+    refused = {f"prompt {i}" for i in range(SAME_REFUSALS + 1)}  # each refused in its own words
+    server.plan = lambda body, number: (fake.Fault(400, message=f"no {fake.prompt_text(body)}")
+                                        if fake.prompt_text(body) in refused else None)  # fmt: skip
+    out = tmp_path / "pred.jsonl"
+    run_ray("openai:m", options(server), requests(10), out, workers=1, batch_size=1,
+            retry_errors=True, progress=False)  # fmt: skip
+    before = by_id(out)
+    failed = {key for key, line in before.items() if line.get("error")}
+    assert len(before) == 10 and len(failed) == len(refused)
+
+    # The rerun stops at once (nothing listens): the lines it took out to ask again come back.
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        gone = {"base_urls": [f"http://127.0.0.1:{probe.getsockname()[1]}/v1"],
+                "api_key_env": "GAVEL_TEST_KEY"}  # fmt: skip
+    with pytest.raises(RunStopped, match="cannot reach"):
+        run_ray("openai:m", gone, requests(10), out, workers=1, batch_size=1,
+                retry_errors=True, progress=False)  # fmt: skip
+    assert by_id(out) == before
+
+    # Refused alike now, one batch of one at a time: the samples that failed before are asked
+    # again, their refusals known, never a reason to stop (as in this process's runner).
+    server.plan = lambda body, number: fake.Fault(403, message="Key revoked")
+    server.hits = 0
+    summary = run_ray("openai:m", options(server), requests(10), out, workers=1,
+                      batch_size=1, retry_errors=True, progress=False)  # fmt: skip
+    after = by_id(out)
+    assert len(lines(out)) == 10 and set(after) == set(before)
+    assert server.hits == summary.answered == len(failed)
+    assert {key for key, line in after.items() if "Key revoked" in (line.get("error") or "")} == (
+        failed
+    )
+    assert all(after[key] == before[key] for key in set(before) - failed)
+    assert all(after[key]["error_kind"] == "http_status" for key in failed)
+
+
 def test_a_server_that_listed_another_model_stops_the_run_at_its_first_refusal(
     cluster, server, fake, tmp_path, api_key
 ):

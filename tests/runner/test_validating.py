@@ -54,3 +54,31 @@ def test_the_runner_does_not_retry_it():
     from gavel.transport.retry import is_retryable
 
     assert not is_retryable(InvalidAnswerError("x"))
+
+
+def test_a_request_that_carries_repairs_counts_them_as_re_asks_made():
+    """A reply refused elsewhere (a batch's) and its repair sent here: the repairs it carries
+    are re-asks made, so the answer is marked by them and the bound holds in all."""
+    repair = "Answer with a number."
+    turns = ({"role": "assistant", "content": "x"}, {"role": "user", "content": repair})
+    model = ValidatingModel(Scripted(["7"]), str.isdigit, invalid_retries=2, repair=repair)
+    sent = Request(sample_id="s", task="t", prompt="p", followup=turns)
+    assert model.repairs_in(sent) == 1 and model.repairs_in(REQUEST) == 0
+    assert asyncio.run(model.answer_async(sent)).meta == {"repaired": 1}
+    inner = Scripted(["y", "z"])
+    model = ValidatingModel(inner, str.isdigit, invalid_retries=2, repair=repair)
+    twice = Request(sample_id="s", task="t", prompt="p", followup=turns + turns)
+    with pytest.raises(InvalidAnswerError, match=r"in 3 replies; last reply: 'y'"):
+        asyncio.run(model.answer_async(twice))
+    assert inner.calls == 1  # two repairs made, one left
+    assert model.repaired(REQUEST, "x").followup == turns
+
+
+def test_repair_turns_are_counted_from_the_end_only():
+    from gavel.runner.validating import repair_turns
+
+    fix = {"role": "user", "content": "fix it"}
+    said = {"role": "assistant", "content": "no"}
+    assert repair_turns([{"role": "user", "content": "q"}, said, fix, said, fix], "fix it") == 2
+    assert repair_turns([said, fix, {"role": "user", "content": "other"}], "fix it") == 0
+    assert repair_turns([said, fix], None) == 0

@@ -12,17 +12,32 @@ So both are looked for before they are made, and again after any failed attempt:
 - a file by its name (``gavel-<sha256 of the content>-<part>.jsonl``) and size, among the
   files of purpose ``batch``;
 - a batch by its ``metadata`` tag (:func:`tag`: the run and the requests file's digest; the
-  part and its round are recorded too), among ``GET /v1/batches`` (newest first, page after
-  page), leaving out the batches the run has recorded already, or, for a batch made without a
-  run tag, by the id of its input file.
+  part and its round are recorded too), among ``GET /v1/batches``, leaving out the batches the
+  run has recorded already, or, for a batch made without a run tag, by the id of its input
+  file.
 
 Only when the server has neither is the step done, one attempt at a time.
+
+How far back the batches are read (:meth:`BatchClient.search`): OpenAI lists them newest
+first, at most 100 a page, so an account's whole history need not be read. A run records when
+its batches began (the state's ``since``: the start of its first search, or the creation of
+the oldest batch of the run that search found); a later search reads page after page until
+the batches listed are older than that (less :data:`CLOCK_MARGIN` for the two clocks), and a
+run with no such record (a new one, a lost state file) reads the listing to its end. Either
+way at most :data:`SEARCH_BATCHES` batches are read (:func:`search_limit`). A search that stops there has not
+looked everywhere (:attr:`Search.complete` is false): a batch whose creation may have been
+made by an attempt whose reply was lost is then not created again (the run stops, saying
+what to look for), while a part never sent before is sent after a warning. A listing that is
+not newest first (a server listing oldest first, or in no order) is read to its end or the
+cap, since nothing in it says where the run's batches stop.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Container, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +46,14 @@ import click
 from gavel.batch.requests_file import ENDPOINT
 from gavel.errors import GavelError
 
-#: Batches (and files) looked through when searching for one a lost reply made (newest first).
-SEARCH_BATCHES = 1000
+#: Batches read at most by one search for a batch a lost reply made (see the module's text;
+#: ``GAVEL_BATCH_SEARCH_LIMIT`` changes it), and files by one search for an uploaded file.
+SEARCH_BATCHES = 20_000
+SEARCH_LIMIT_VARIABLE = "GAVEL_BATCH_SEARCH_LIMIT"
 SEARCH_FILES = 10_000
+#: Seconds a run's recorded start is moved back before it bounds a search: the server's
+#: clock (``created_at``) and this machine's need not agree.
+CLOCK_MARGIN = 3600.0
 #: Listing page size (OpenAI allows up to 100 batches a page).
 PAGE = 100
 WINDOW = "24h"
@@ -68,8 +88,50 @@ def _is_ours(batch: Any, wanted: Mapping[str, str], file_id: str | None) -> bool
     return file_id is not None and getattr(batch, "input_file_id", None) == file_id
 
 
+def search_limit() -> int:
+    """The batches one search reads at most (``GAVEL_BATCH_SEARCH_LIMIT``, a whole number)."""
+    value = os.environ.get(SEARCH_LIMIT_VARIABLE, "").strip().replace("_", "")
+    if not value:
+        return SEARCH_BATCHES
+    if not value.isdigit() or int(value) < 1:
+        raise GavelError(f"{SEARCH_LIMIT_VARIABLE}={value!r}: expected a whole number of batches")
+    return int(value)
+
+
 def _id(entry: Any) -> Any:
     return getattr(entry, "id", None)
+
+
+def _created(entry: Any) -> float | None:
+    value = getattr(entry, "created_at", None)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass
+class Search:
+    """What one search of the batches listing found and how far it read."""
+
+    #: The batch of the part, or None.
+    batch: Any = None
+    #: Whether every batch that may be the part's was read: the listing was read to its end,
+    #: or, newest first, past the time given. False when the search stopped at its cap.
+    complete: bool = True
+    #: Batches read.
+    read: int = 0
+    #: ``created_at`` of the last batch read (how far back the search came), if it said.
+    reached: float | None = None
+    #: ``created_at`` of the oldest batch of the run (its ``gavel_run`` tag) read, if any.
+    earliest: float | None = None
+
+    def stopped_at(self) -> str:
+        """Where the search stopped, for a message: ``the newest 20,000 batches (back to
+        2025-05-01 12:00 UTC)``."""
+        back = f" (back to {_when(self.reached)})" if self.reached is not None else ""
+        return f"the newest {self.read:,} batches{back}"
+
+
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))
 
 
 class BatchClient:
@@ -84,6 +146,8 @@ class BatchClient:
         self.warn = warn or (lambda text: click.echo(f"warning: {self.redact(text)}", err=True))
         #: The listings this server refused, with the status it answered.
         self.unlisted: dict[str, int] = {}
+        #: The last search of the batches (:meth:`search`), what a lost create is judged by.
+        self.last_search = Search()
 
     def _fail(self, what: str, error: Exception) -> GavelError:
         from gavel.transport.failures import classify
@@ -145,15 +209,50 @@ class BatchClient:
         return None
 
     def find_batch(self, wanted: Mapping[str, str], file_id: str | None = None,
-                   known: Container[str] = ()) -> Any | None:  # fmt: skip
-        """The newest batch tagged ``wanted`` (or, untagged, made from ``file_id``) that is not
-        one of the ``known`` ones (recorded already: the same requests sent again after a
-        batch that answered none of them), or None."""
+                   known: Container[str] = (), since: float | None = None) -> Any | None:  # fmt: skip
+        """:meth:`search`'s batch."""
+        return self.search(wanted, file_id, known, since).batch
+
+    def search(self, wanted: Mapping[str, str], file_id: str | None = None,
+               known: Container[str] = (), since: float | None = None) -> Search:  # fmt: skip
+        """Look for the batch tagged ``wanted`` (or, untagged, made from ``file_id``) that is
+        not one of the ``known`` ones (recorded already: the same requests sent again after a
+        batch that answered none of them). ``since``: no batch of the run is older (seconds,
+        this machine's clock); the search stops once a newest-first listing is past it (less
+        :data:`CLOCK_MARGIN`). Without it the listing is read to its end, and the oldest batch
+        of the run is noted (:attr:`Search.earliest`). At most :data:`SEARCH_BATCHES` are read
+        (:attr:`Search.complete` says whether that was enough); the newest match is taken."""
         listing = lambda: self.client.batches.list(limit=PAGE)  # noqa: E731
-        for batch in self._listed(listing, SEARCH_BATCHES, "batches"):
+        bound = None if since is None else since - CLOCK_MARGIN
+        run = wanted.get("gavel_run")
+        found = Search()
+        previous: float | None = None
+        #: The order seen so far: newer after older (not newest first), older after newer.
+        rising = falling = False
+        limit = search_limit()
+        for batch in self._listed(listing, limit, "batches"):
+            found.read += 1
+            created = _created(batch)
+            if created is not None:
+                if previous is not None:
+                    rising, falling = rising or created > previous, falling or created < previous
+                previous = found.reached = created
+                metadata = getattr(batch, "metadata", None)
+                if run and isinstance(metadata, dict) and metadata.get("gavel_run") == run:
+                    found.earliest = min(created, found.earliest or created)
+            if bound is not None and falling and not rising:  # newest first, so far
+                past = created is not None and created < bound  # older than the run
+                if past or found.batch is not None:  # or the newest match is in hand
+                    break
             if batch.id not in known and _is_ours(batch, wanted, file_id):
-                return batch
-        return None
+                newer = found.batch is None or (created or 0) > (_created(found.batch) or 0)
+                found.batch = batch if newer else found.batch
+        else:
+            found.complete = found.read < limit
+        if found.batch is not None:
+            found.complete = True
+        self.last_search = found
+        return found
 
     def _once(self, make, look, what: str, looks=LOOK_AFTER, blind=None):
         """``make()`` without repeating what the server already did: after a failed attempt,
@@ -195,10 +294,24 @@ class BatchClient:
                                 f"uploading {path} failed", LOOK_AFTER_UPLOAD)  # fmt: skip
         return file_id
 
-    def create(self, file_id: str, metadata: dict[str, str],
-               known: Container[str] = ()) -> tuple[Any, bool]:  # fmt: skip
+    def unsure(self, metadata: Mapping[str, str], file_id: str | None,
+               since: float | None) -> str:  # fmt: skip
+        """Why a batch that an attempt whose reply was lost may have made is not created
+        again: the last search stopped at its cap (:attr:`Search.complete` false); the caller
+        says what may have made it."""
+        search = self.last_search
+        reach = f" or coming back to {_when(since - CLOCK_MARGIN)}" if since else ""
+        source = f" (input file {file_id})" if file_id else ""
+        return (f"gavel read {search.stopped_at()} at {self.client.base_url}batches, as many "
+                f"as it reads ({SEARCH_LIMIT_VARIABLE}), without finding it{reach}; it is not "
+                "created again: look on the server for a batch with metadata gavel_run="
+                f"{metadata.get('gavel_run')} and gavel_sha256={metadata.get('gavel_sha256')}"
+                f"{source}, or rerun with a larger {SEARCH_LIMIT_VARIABLE}")  # fmt: skip
+
+    def create(self, file_id: str, metadata: dict[str, str], known: Container[str] = (),
+               since: float | None = None) -> tuple[Any, bool]:  # fmt: skip
         """The batch of ``file_id`` tagged ``metadata``, and whether it was found made (by an
-        attempt whose reply was lost) rather than made now."""
+        attempt whose reply was lost) rather than made now (``since``: as :meth:`search`)."""
 
         from gavel.transport.retry import status_of
 
@@ -219,13 +332,15 @@ class BatchClient:
         def blind() -> str | None:
             status = self.unlisted.get("batches")
             if status is None:
-                return None
+                if self.last_search.complete:
+                    return None
+                return f"the server may have made it, and {self.unsure(metadata, file_id, since)}"
             return (f"the server may have made it, and it cannot list its batches (GET "
                     f"{self.client.base_url}batches answered HTTP {status}) for gavel to tell: "
                     f"look for a batch of input file {file_id} on the server before running "
                     "again (a rerun creates it again)")  # fmt: skip
 
-        look = lambda: self.find_batch(metadata, file_id, known)  # noqa: E731
+        look = lambda: self.find_batch(metadata, file_id, known, since)  # noqa: E731
         return self._once(make, look, "creating the batch failed", blind=blind)
 
     def retrieve(self, batch_id: str) -> Any:

@@ -13,11 +13,15 @@ once).
 
 Requests the batch failed, refused as invalid or never reached are given back to the caller
 to ask again; on the last round they are written as error lines, with the server's words, as a
-failed online request is.
+failed online request is. A refused reply comes back as :class:`RefusedReply`, with its text,
+for the caller's repair re-ask; an accepted reply to a repair (a request whose follow-up ends
+with repair turns, :func:`gavel.runner.validating.repair_turns`) is marked as online
+(``meta.repaired``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -34,6 +38,15 @@ from gavel.runner.async_runner import AsyncRunSummary, run_async
 from gavel.runner.validating import ValidatingModel
 from gavel.transport.failures import InvalidAnswerError
 from gavel.transport.retry import InvalidResponseError
+
+
+class RefusedReply(InvalidAnswerError):
+    """A batch's reply that the model's check refused; ``text`` is the reply, which a repair
+    re-ask shows the model again."""
+
+    def __init__(self, message: str, usage: dict[str, int] | None = None, text: str = ""):
+        super().__init__(message, usage)
+        self.text = text
 
 
 class BatchRequestError(GavelError):
@@ -160,10 +173,13 @@ def read_answer(model: Any, outcome: Outcome, sent: tuple[int, int] | None, requ
         valid = model.accept(answer.text, request) if model.with_request else model.accept(
             answer.text
         )  # fmt: skip
+        repairs = model.repairs_in(request)
         if not valid:
-            raise InvalidAnswerError(
-                f"no {model.expected} in the batch reply: {answer.text[:300]!r}", answer.usage
-            )
+            after = f" (after {repairs} repair re-ask(s))" if repairs else ""
+            raise RefusedReply(f"no {model.expected} in the batch reply{after}: "
+                               f"{answer.text[:300]!r}", answer.usage, answer.text)  # fmt: skip
+        if repairs:
+            answer = dataclasses.replace(answer, meta={**(answer.meta or {}), "repaired": repairs})
     return answer
 
 

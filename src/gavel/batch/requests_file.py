@@ -31,6 +31,7 @@ from gavel.errors import GavelError
 from gavel.io.files import atomic_write_bytes, plain_mode
 from gavel.io.reading import bounded_lines
 from gavel.requests import Request
+from gavel.runner.validating import repair_turns
 
 ENDPOINT = "/v1/chat/completions"
 #: OpenAI's limits on one batch input file, with room to spare for the bytes.
@@ -191,3 +192,26 @@ def read_custom_ids(requests: Path) -> list[str]:
                     f"{requests}:{number}: not a batch request line ({error})"
                 ) from None
     return ids
+
+
+def read_repairs(requests: Path, instruction: str) -> dict[str, tuple[dict[str, Any], ...]]:
+    """The repair turns each request of a requests file was sent with (the refused replies
+    and ``instruction`` its messages end with, :func:`gavel.runner.validating.repair_turns`),
+    by custom_id, for the requests sent with any: what a batch asked, read from what was
+    sent, so a merge after a crash knows it as the run that wrote the file did."""
+    turns: dict[str, tuple[dict[str, Any], ...]] = {}
+    with requests.open("rb") as handle:
+        for number, line in enumerate(bounded_lines(handle, requests), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                messages = entry["body"]["messages"]
+                count = repair_turns(messages, instruction)
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                raise GavelError(
+                    f"{requests}:{number}: not a batch request line ({error})"
+                ) from None
+            if count:
+                turns[entry["custom_id"]] = tuple(messages[len(messages) - 2 * count :])
+    return turns

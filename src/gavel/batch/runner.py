@@ -14,6 +14,15 @@ One call of :func:`run_batch`:
 5. writes what still failed as error lines, as an online run does (scored ``model_error``; the
    next run asks them again).
 
+A reply the model's check refuses (a judge's reply without a valid score,
+:class:`gavel.runner.validating.ValidatingModel`) is re-asked as online: with the refused reply
+and the repair instruction after the prompt, ``invalid_retries`` times at most, in the next
+round (or online, with ``fallback="online"``); then it is an error line, never asked the same
+way again. The repair turns a request was sent with are read back from its part's requests
+file at the merge (:func:`gavel.batch.requests_file.read_repairs`), so an answer to a repair is
+marked (``meta.repaired``) and the next repair follows from it even when the merge is a killed
+run's, resumed. A run killed between two rounds asks the refused request afresh.
+
 A run stops early, with nothing lost and ``stopped`` saying why, when a batch it waits on is
 cancelled (by ``gavel batch cancel`` or anyone else: the user asked for it to stop, so nothing
 is sent again) or when not even one more request fits the budget.
@@ -21,6 +30,7 @@ is sent again) or when not even one more request fits the budget.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -30,13 +40,21 @@ from typing import Any, Protocol, cast
 
 import click
 
-from gavel.batch.client import BatchClient, tag
-from gavel.batch.merge import BatchAnswers, BatchRequestError, Merged, merge, read_outcomes
+from gavel.batch.client import SEARCH_LIMIT_VARIABLE, BatchClient, tag
+from gavel.batch.merge import (
+    BatchAnswers,
+    BatchRequestError,
+    Merged,
+    RefusedReply,
+    merge,
+    read_outcomes,
+)
 from gavel.batch.poll import counts, wait
 from gavel.batch.requests_file import (
     MAX_BYTES,
     MAX_REQUESTS,
     read_custom_ids,
+    read_repairs,
     read_sizes,
     sizes_path,
     write_parts,
@@ -45,8 +63,9 @@ from gavel.batch.state import BatchState, Part, batch_folder, load_state, run_ta
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes
 from gavel.requests import Request
-from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, drop_errors, run_async
+from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, run_async, take_errors
 from gavel.runner.cache import AnswerCache, model_identity
+from gavel.runner.earlier_errors import put_back
 from gavel.runner.local import completed_ids
 from gavel.runner.validating import ValidatingModel
 from gavel.transport.failures import InvalidAnswerError, classify
@@ -101,6 +120,8 @@ class BatchRunSummary(AsyncRunSummary):
     #: Requests sent again in a later round (or online) after a batch did not answer them.
     re_asked: int = 0
     online: int = 0
+    #: Requests sent again with a refused reply and the repair instruction after the prompt.
+    repairs: int = 0
     #: Answers in output files that no current request has (inputs changed since).
     stale: int = 0
     #: Requests an offline output file does not mention (left for another run).
@@ -116,6 +137,8 @@ class BatchRunSummary(AsyncRunSummary):
             extra += f", {self.re_asked} re-asked"
         if self.online:
             extra += f", {self.online} asked online"
+        if self.repairs:
+            extra += f", {self.repairs} asked again with the repair instruction"
         if self.stale:
             extra += f", {self.stale} answers for changed inputs ignored"
         if self.remaining:
@@ -133,6 +156,12 @@ class BatchInterrupted(GavelError):
     """Ctrl-C while waiting: the batch goes on on the server."""
 
     exit_code = 130
+
+
+class BatchDownloadFailed(GavelError):
+    """A finished batch's output or error file could not be downloaded (a 404, a failure
+    after the client's retries): the run stops, the batch stays recorded as finished and not
+    downloaded, and the same command fetches its files again."""
 
 
 def online_model(model: Any) -> Any:
@@ -167,6 +196,14 @@ class _Run:
         self._client: BatchClient | None = None
         #: The batch cancelled while this run waited for it (the run then stops).
         self.cancelled: str | None = None
+        #: A search of the batches stopped at its cap was said (once a run).
+        self.warned_search = False
+        #: Sample id -> its next ask, after a reply the model's check refused: the repair.
+        self.next_ask: dict[str, Request] = {}
+        #: Samples refused as often as the model re-asks: not asked again (error lines).
+        self.exhausted: set[str] = set()
+        #: Replies refused per sample (a model re-asking without a repair instruction).
+        self.refusals: Counter[str] = Counter()
 
     @property
     def client(self) -> BatchClient:
@@ -206,6 +243,33 @@ class _Run:
                               summary=part))  # fmt: skip
         self.summary.add(part)
         return part
+
+    def asked(self, keyed: dict[str, Request]) -> dict[str, Request]:
+        """``keyed`` as this run asks them now: a refused reply's request as its repair."""
+        return {key: self.next_ask.get(r.sample_id, r) for key, r in keyed.items()}
+
+    def _sent(self, requests_path: Path, keyed: dict[str, Request]) -> dict[str, Request]:
+        """The requests of a part as they were sent: with the repair turns its requests file
+        shows them with (read back, so a merge resumed after a crash knows them too)."""
+        repair = self.model.repair if isinstance(self.model, ValidatingModel) else None
+        turns = read_repairs(requests_path, repair) if repair and requests_path.exists() else {}
+        return {key: dataclasses.replace(r, followup=r.followup + turns[key]) if key in turns
+                else r for key, r in keyed.items()}  # fmt: skip
+
+    def _refused(self, sent: Request, error: Exception) -> None:
+        """After a failed request: a refused reply is re-asked as online (the repair, up to the
+        model's ``invalid_retries``), then not again."""
+        model = self.model
+        if not isinstance(error, RefusedReply) or not isinstance(model, ValidatingModel):
+            return
+        sample_id = sent.sample_id
+        self.refusals[sample_id] += 1
+        made = model.repairs_in(sent) if model.repair else self.refusals[sample_id] - 1
+        if made >= model.invalid_retries:
+            self.exhausted.add(sample_id)
+            self.next_ask.pop(sample_id, None)
+        else:
+            self.next_ask[sample_id] = model.repaired(sent, error.text)
 
     # --- state ------------------------------------------------------------------------------
 
@@ -265,7 +329,8 @@ class _Run:
             # Looked for first, whatever the state says: a lost state file, a lost reply.
             wanted = tag(state.run, self.out.name, part.name, part.round, part.sha256)
             known = {p.batch_id for p in state.parts if p.batch_id}
-            found = client.find_batch(wanted, part.file_id if part.creating else None, known)
+            found = self._search(state, part, wanted, known)  # records the run's start
+            since = state.since
             adopted = found is not None
             if found is None:
                 if part.file_id is None:
@@ -274,7 +339,7 @@ class _Run:
                     self.save(state)
                 part.creating = True  # a rerun after a lost reply looks for it first
                 self.save(state)
-                found, adopted = client.create(part.file_id, wanted, known)
+                found, adopted = client.create(part.file_id, wanted, known, since)
             if not adopted:
                 click.echo(f"created batch {found.id}: {part.count} requests "
                            f"(round {part.round}); recorded in {self.folder}", err=True)  # fmt: skip
@@ -286,10 +351,48 @@ class _Run:
         if not part.finished:
             self._wait(state, part)
         if not part.downloaded:
-            self._download(part)
+            try:
+                self._download(part)
+            except GavelError as error:  # the batch is recorded finished: a rerun fetches it
+                raise BatchDownloadFailed(
+                    f"stopped: batch {part.batch_id} {part.status}, but its results could not "
+                    f"be downloaded: {error}. Nothing is lost: the batch is recorded in "
+                    f"{self.folder / 'state.json'} and its results stay on the server; rerun "
+                    "the same command to download them (no batch is created or paid for again)"
+                ) from None
             part.downloaded = True
             self.save(state)
         return self.merge_part(state, part, keyed)
+
+    def _search(self, state: BatchState, part: Part, wanted: dict[str, str],
+                known: set[str]) -> Any | None:  # fmt: skip
+        """The part's batch on the server, looked for before it is created (a lost state
+        file, a lost reply), back to the run's start when the state knows it; the first search
+        of a run reads the listing to its end and records the start. A search that stopped at
+        its cap stops the run when an attempt may have made the batch (the state says
+        ``creating``), and is said once otherwise."""
+        began = time.time()
+        since = state.since or None
+        file_id = part.file_id if part.creating else None
+        search = self.client.search(wanted, file_id, known, since)
+        if not state.since:  # from now on, searches read back to here only
+            state.since = min(began, search.earliest or began)
+            self.save(state)
+        if search.complete:
+            return search.batch
+        if part.creating:
+            raise GavelError(f"stopped: the batch of {part.requests_path(self.folder)} may "
+                             "have been made by an earlier attempt whose reply was lost, and "
+                             f"{self.client.unsure(wanted, file_id, since)}")  # fmt: skip
+        if not self.warned_search:
+            self.warned_search = True
+            click.echo(f"warning: gavel read {search.stopped_at()} at "
+                       f"{self.client.client.base_url}batches, as many as it reads "
+                       f"({SEARCH_LIMIT_VARIABLE}), and found none of this run's; older ones "
+                       "were not read (a batch of the same requests made by an earlier run "
+                       "whose batch folder was lost is not found there): sending them",
+                       err=True)  # fmt: skip
+        return None
 
     def _download(self, part: Part) -> None:
         """The batch's output and error files, fetched again (up to :data:`FETCHES` times, a
@@ -346,7 +449,7 @@ class _Run:
     def merge_part(self, state: BatchState, part: Part, keyed: dict[str, Request]) -> Merged:
         requests_path = part.requests_path(self.folder)
         ids = read_custom_ids(requests_path) if requests_path.exists() else list(keyed)
-        mine = {key: keyed[key] for key in ids if key in keyed}
+        mine = self._sent(requests_path, {key: keyed[key] for key in ids if key in keyed})
         missing = {
             "completed": f"batch {part.batch_id} returned no result for this request",
             "expired": f"batch {part.batch_id} expired before answering this request",
@@ -364,6 +467,9 @@ class _Run:
         self.summary.prompt_tokens += part.refused_prompt_tokens
         self.summary.completion_tokens += part.refused_completion_tokens
         self.summary.stale += merged.stale
+        by_id = {request.sample_id: request for request in mine.values()}
+        for sample_id, error in merged.again.items():
+            self._refused(by_id[sample_id], error)
         part.merged, part.answered, part.failed = True, merged.summary.answered, len(merged.again)
         self.save(state)
         kinds = Counter(classify(error).kind for error in merged.again.values())
@@ -411,8 +517,10 @@ def run_batch(
     started = time.perf_counter()
     run = _Run(model, out, kind, cache, settings, progress)
     summary = run.summary
+    taken: dict[str, bytes] = {}
     try:
-        summary.errors_retried = drop_errors(out)
+        taken = take_errors(out)
+        summary.errors_retried = len(taken)
         unique = list({r.sample_id: r for r in requests}.values())
         done = completed_ids(out)
         summary.requested = len(unique)
@@ -431,24 +539,26 @@ def run_batch(
                     failures |= run.drive(state, part, keyed).again
         while run.cancelled is None:
             keyed = run.keyed(unique)
+            askable = {k: r for k, r in keyed.items() if r.sample_id not in run.exhausted}
             if (
-                not keyed
+                not askable
                 or rounds >= settings.rounds
                 or (settings.fallback == "online" and rounds >= 1)
             ):
                 break
-            sending = keyed
+            sending = askable
             if budget is not None:  # only what fits what is left; the rest waits
-                chosen = {r.sample_id for r in budget.fitting(keyed.values())}
-                sending = {k: r for k, r in keyed.items() if r.sample_id in chosen}
+                chosen = {r.sample_id for r in budget.fitting(run.asked(askable).values())}
+                sending = {k: r for k, r in askable.items() if r.sample_id in chosen}
                 if not sending:
                     break
             if rounds == 0 and state.parts:
                 summary.re_asked += len(sending)
             else:
                 summary.re_asked += sum(r.sample_id in failures for r in sending.values())
+            summary.repairs += sum(r.sample_id in run.next_ask for r in sending.values())
             rounds += 1
-            for part in run.submit(state, sending):
+            for part in run.submit(state, run.asked(sending)):
                 if run.cancelled is None:
                     failures |= run.drive(state, part, sending).again
         summary.rounds = rounds
@@ -456,6 +566,12 @@ def run_batch(
         # Requests the budget held back (never sent by this run): not failures, not written.
         held = [r for r in remaining if r.sample_id not in failures] if budget else []
         remaining = [r for r in remaining if r.sample_id in failures] if budget else remaining
+        # Refused as often as the model re-asks: their error lines, whatever the fallback.
+        spent = [r for r in remaining if r.sample_id in run.exhausted]
+        if spent and run.cancelled is None:
+            run._write_with(spent, {}, {r.sample_id: _final_error(failures[r.sample_id])
+                                        for r in spent})  # fmt: skip
+            remaining = [r for r in remaining if r.sample_id not in run.exhausted]
         if run.cancelled is not None:
             left = len(run.keyed(unique))
             summary.stopped = (
@@ -468,10 +584,12 @@ def run_batch(
                        "answer", err=True)  # fmt: skip
             summary.online = len(remaining)
             summary.re_asked += len(remaining)
+            summary.repairs += sum(r.sample_id in run.next_ask for r in remaining)
             import asyncio
 
             asked = AsyncRunSummary(model=model.name)
-            asyncio.run(run_async(model, remaining, out, cache=run.cache, progress=progress,
+            again = [run.next_ask.get(r.sample_id, r) for r in remaining]  # a refusal: its repair
+            asyncio.run(run_async(model, again, out, cache=run.cache, progress=progress,
                                   retry_errors=False, summary=asked, **(online or {})))  # fmt: skip
             summary.add(asked)
         elif remaining:
@@ -485,7 +603,10 @@ def run_batch(
     finally:
         summary.seconds = time.perf_counter() - started
         summary.cost = cost_of(model.name, summary.prompt_tokens, summary.completion_tokens, prices)
-        run.close()
+        try:
+            put_back(out, taken)  # the earlier error lines of samples that got no new line
+        finally:
+            run.close()
     return summary
 
 
@@ -495,8 +616,9 @@ def write_requests_only(model: Any, requests: Iterable[Request], out: Path, targ
     requests file ``target`` for an offline ``vllm run-batch``; returns how many. The sent
     image sizes are kept in the batch folder of ``out`` for :func:`merge_output`."""
     run = _Run(model, Path(out), "generate", cache, BatchSettings(), False)
+    taken: dict[str, bytes] = {}
     try:
-        drop_errors(run.out)
+        taken = take_errors(run.out)  # their samples are asked again; the lines stay meanwhile
         keyed = run.write_cached(run.keyed(list({r.sample_id: r for r in requests}.values())))
         if not keyed:
             return 0
@@ -506,7 +628,10 @@ def write_requests_only(model: Any, requests: Iterable[Request], out: Path, targ
                               max_bytes=1 << 62)  # fmt: skip
         return written[0].count
     finally:
-        run.close()
+        try:
+            put_back(run.out, taken)
+        finally:
+            run.close()
 
 
 def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Path,
@@ -519,8 +644,10 @@ def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Pat
     run = _Run(model, Path(out), "generate", cache, BatchSettings(), False)
     summary = run.summary
     started = time.perf_counter()
+    taken: dict[str, bytes] = {}
     try:
-        summary.errors_retried = drop_errors(run.out)
+        taken = take_errors(run.out)
+        summary.errors_retried = len(taken)
         unique = list({r.sample_id: r for r in requests}.values())
         done = completed_ids(run.out)
         summary.requested = len(unique)
@@ -540,7 +667,10 @@ def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Pat
         summary.batches = summary.rounds = 1
     finally:
         summary.seconds = time.perf_counter() - started
-        run.close()
+        try:
+            put_back(run.out, taken)  # samples the output file does not mention keep theirs
+        finally:
+            run.close()
     return summary
 
 

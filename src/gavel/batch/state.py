@@ -91,6 +91,12 @@ class BatchState(msgspec.Struct, omit_defaults=True):
     #: The run's tag in its batches' ``metadata`` (:func:`run_tag`), kept so a moved folder
     #: still finds the batches it made.
     run: str = ""
+    #: No batch of the run on the server is older than this (seconds since the epoch, this
+    #: machine's clock): when its first search of the server's batches began, or the oldest
+    #: batch of the run that search found. A later search reads the newest-first listing back
+    #: to here only (:meth:`gavel.batch.client.BatchClient.search`). 0: not searched yet (a
+    #: new run, a lost state file, an older version's file): the next search reads it all.
+    since: float = 0.0
 
     def unfinished(self) -> list[Part]:
         return [part for part in self.parts if not part.merged]

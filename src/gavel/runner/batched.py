@@ -11,11 +11,12 @@ long the request iterator is, and answers keep streaming: each batch's lines are
 soon as it finishes.
 
 The output file has the contract of the other runners (:mod:`gavel.runner.async_runner`,
-whose ``drop_errors`` and failure budget are reused, and :mod:`gavel.runner.local`): one JSON
+whose ``take_errors`` and failure budget are reused, and :mod:`gavel.runner.local`): one JSON
 line per request, flushed when its batch finishes and fsynced every ``fsync_interval`` seconds,
 so ``kill -9`` loses only the batch being generated and at most one torn line, which the next
-run removes; a rerun skips every answered id, asks the failed ones again, and never writes an
-id twice. Lines come in the order batches finish, not input order; scoring reads by id.
+run removes; a rerun skips every answered id, asks the failed ones again (their old lines put
+back for those a stopped run did not ask, :mod:`gavel.runner.earlier_errors`), and never
+writes an id twice. Lines come in the order batches finish, not input order; scoring reads by id.
 
 A batch that raises is answered again one request at a time, so one unreadable image costs one
 error line, not a batch of them. When every request of a failed batch succeeds alone, the batch
@@ -44,8 +45,9 @@ from gavel.runner.async_runner import (
     FailureBudget,
     _Bar,
     budget_spent,
-    drop_errors,
+    take_errors,
 )
+from gavel.runner.earlier_errors import put_back
 from gavel.runner.local import completed_ids
 from gavel.transport.failures import classify
 
@@ -99,7 +101,8 @@ def run_batched(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     summary = BatchedRunSummary(model=model.name, batch_size=size)
-    summary.errors_retried = drop_errors(out) if retry_errors else 0
+    taken = take_errors(out) if retry_errors else {}  # put back for samples not asked again
+    summary.errors_retried = len(taken)
     seen = completed_ids(out)
     remaining = None if total is None else max(total - len(seen), 0)
     asker = _Asker(model, size, summary, failure_budget)
@@ -127,6 +130,11 @@ def run_batched(
                     break
     finally:  # on an error in flight, that error is the one to report, not this one
         unsynced = close_synced(handle)
+        if unsynced is None:
+            try:
+                put_back(out, taken)
+            except OSError as error:
+                unsynced = error
         summary.seconds = time.perf_counter() - started
     if unsynced is not None:
         raise unsynced

@@ -4,8 +4,11 @@ The key is the SHA-256 of the adapter, the endpoint, the model name, every setti
 answers (``model.settings()``) and the full request: sample id, task, prompt, text fields and the
 SHA-256 of every image or video file's bytes. Changing any of them (a new prompt template, a
 re-encoded image, another temperature) is a miss. The value is the answer text, token usage,
-image sizes and the server's finish reason (a column added to older files when they are
-opened; their entries have none). Only successful answers are stored, never errors.
+image sizes, the server's finish reason and, for an answer that came from a repair re-ask (a
+judge's reply asked again with the repair instruction, :mod:`gavel.runner.validating`), how
+many re-asks it took, so an answer served from the cache is marked as the one first written
+was (``meta.repaired``). Both are columns added to older files when they are opened; their
+entries have none. Only successful answers are stored, never errors.
 
 The database is in WAL mode and every entry is committed on its own, so a crash loses at most
 the entry being written, readers never block the writer, and several processes may share one
@@ -51,9 +54,12 @@ CREATE TABLE IF NOT EXISTS answers (
     input_size TEXT,
     model TEXT,
     created REAL NOT NULL,
-    finish_reason TEXT
+    finish_reason TEXT,
+    repaired INTEGER
 )
 """
+#: Columns added after the first layout, in order: older files gain them when opened.
+_ADDED = (("finish_reason", "TEXT"), ("repaired", "INTEGER"))
 
 
 def model_identity(model: Model) -> str:
@@ -99,9 +105,10 @@ class AnswerCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
-        if "finish_reason" not in columns:  # a file written before the column existed
-            with contextlib.suppress(sqlite3.OperationalError):  # another process just did
-                self._db.execute("ALTER TABLE answers ADD COLUMN finish_reason TEXT")
+        for name, kind in _ADDED:
+            if name not in columns:  # a file written before the column existed
+                with contextlib.suppress(sqlite3.OperationalError):  # another process just did
+                    self._db.execute(f"ALTER TABLE answers ADD COLUMN {name} {kind}")
         self._hashes: OrderedDict[tuple[str, int, int], str] = OrderedDict()
         self.hits = 0
         self.misses = 0
@@ -168,21 +175,22 @@ class AnswerCache:
     def get(self, key: str) -> Answer | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT text, usage, sent_size, input_size, finish_reason FROM answers "
-                "WHERE key = ?",
+                "SELECT text, usage, sent_size, input_size, finish_reason, repaired FROM "
+                "answers WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             self.misses += 1
             return None
         self.hits += 1
-        text, usage, sent, given, finish_reason = row
+        text, usage, sent, given, finish_reason, repaired = row
         return Answer(
             text,
             sent_size=tuple(json.loads(sent)) if sent else None,
             input_size=tuple(json.loads(given)) if given else None,
             usage=json.loads(usage),
             finish_reason=finish_reason,
+            meta={"repaired": repaired} if repaired else None,
         )
 
     def put(self, key: str, answer: Answer, model: str | None = None) -> None:
@@ -196,10 +204,11 @@ class AnswerCache:
             model,
             time.time(),
             answer.finish_reason,
+            int((answer.meta or {}).get("repaired") or 0) or None,
         )
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO answers (key, text, usage, sent_size, input_size, model, "
-                "created, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "created, finish_reason, repaired) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )

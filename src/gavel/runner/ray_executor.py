@@ -10,9 +10,14 @@ runner (:mod:`gavel.runner.local`, whose ``repair_tail`` and ``completed_ids`` a
 - one JSON line per request, written by the driver only and flushed before it is counted
   (fsynced at the end), so a crash loses only the batches in flight and at most one line cut
   short, which the next run removes;
-- ids already in the file are never sent again (error lines included, as in
-  :func:`gavel.runner.local.run_model`), and no id is written twice;
-- a call that raises is written with ``error`` set (scoring counts it as ``model_error``).
+- ids already in the file are never sent again, and no id is written twice. With
+  ``retry_errors`` the error lines of an earlier run are taken out first and their samples
+  asked again, after the others and with their refusals known (never a reason to stop), as the
+  async runner does; the old line of every one not asked again (the run stopped, failed or was
+  interrupted first) is put back at the end (:mod:`gavel.runner.earlier_errors`). Without it
+  error lines count as done, as in :func:`gavel.runner.local.run_model`;
+- a call that raises is written as the async runner writes it (``error``, ``error_kind``;
+  scoring counts it as ``model_error``).
 
 Lines are written in input order: a batch is written once it and every batch before it are
 back. At most ``2 * workers`` batches are unwritten at a time, so one slow batch can hold the
@@ -59,6 +64,7 @@ from typing import Any, cast
 from gavel.errors import ConfigError, GavelError
 from gavel.manifest import redact_userinfo
 from gavel.requests import BatchModel, Model, Request, ServedModel
+from gavel.runner.earlier_errors import put_back
 from gavel.runner.local import RunSummary, _progress, completed_ids
 from gavel.runner.ray_resources import (
     PLACEMENT_TIMEOUT_S,
@@ -199,23 +205,23 @@ class ModelReplica:
             "batch_size": getattr(self.model, "batch_size", None),
         }
 
-    def answer_batch(self, requests: list[Request]) -> Answered:
-        """One line per request, in the order given. A call that raises gives a line with
-        ``error``, exactly as in the in-process runner. A model that batches (``hf:``) answers
-        in its own batches, as the batched runner asks; a served one as the async runner asks
-        (:func:`_answer_served`)."""
+    def answer_batch(
+        self, requests: list[Request], retried: frozenset[str] = frozenset()
+    ) -> Answered:
+        """One line per request, in the order given. A model that batches (``hf:``) answers
+        in its own batches, as the batched runner asks; any other one request after another
+        as the async runner asks (:func:`_answer_one_by_one`), so a call that raises gives the
+        line it gives there (``error``, ``error_kind``). ``retried``: the ids whose error lines
+        an earlier run wrote (their refusals are known, and stop nothing)."""
         import msgspec
 
         from gavel.runner.batched import answer_requests
-        from gavel.runner.local import _ask
 
-        if callable(getattr(self.model, "answer_async", None)):
-            return asyncio.run(_answer_served(cast(ServedModel, self.model), requests))
+        served = callable(getattr(self.model, "answer_async", None))
+        if served or not callable(getattr(self.model, "answer_batch", None)):
+            return asyncio.run(_answer_one_by_one(self.model, requests, retried))
         encoder = msgspec.json.Encoder()
-        if callable(getattr(self.model, "answer_batch", None)):
-            predictions = answer_requests(cast(BatchModel, self.model), requests)
-        else:
-            predictions = [_ask(self.model, request) for request in requests]
+        predictions = answer_requests(cast(BatchModel, self.model), requests)
         lines = [
             (request.sample_id, encoder.encode(prediction), prediction.error is not None)
             for request, prediction in zip(requests, predictions, strict=True)
@@ -223,19 +229,25 @@ class ModelReplica:
         return Answered(lines, [None] * len(lines))
 
 
-async def _answer_served(model: ServedModel, requests: list[Request]) -> Answered:
-    """Ask one request after another with the async runner's attempts (retries, backoff,
-    the wait for a server gone away, the server's words in the error); stop at the first
-    reason the runner has to stop the run. A fresh count per batch, so a replica never
-    stops on refusals the driver, which sees every replica's lines, does not count. (A
-    function, not a method: a class with a coroutine method is an async actor to Ray.)"""
+async def _answer_one_by_one(model: Model, requests: list[Request],
+                             retried: frozenset[str]) -> Answered:  # fmt: skip
+    """Ask one request after another with the async runner's attempts: for a served model
+    its retries, backoff, the wait for a server gone away and the server's words in the
+    error, stopping at the first reason the runner has to stop the run; a model of this
+    process is called once per request (a local failure is not one another try mends). A
+    fresh count per batch, so a replica never stops on refusals the driver, which sees every
+    replica's lines, does not count. (A function, not a method: a class with a coroutine
+    method is an async actor to Ray.)"""
     import msgspec
 
     from gavel.runner import async_runner
 
+    served = callable(getattr(model, "answer_async", None))
+    policy = async_runner.RetryPolicy() if served else async_runner.RetryPolicy(retries=0)
     encoder = msgspec.json.Encoder()
-    runner = async_runner._Runner(model, None, async_runner.RetryPolicy(), None, None,
+    runner = async_runner._Runner(model, None, policy, None, None,
                                   async_runner.AsyncRunSummary(model=model.name))  # fmt: skip
+    runner.retried = set(retried)
     answered = Answered([], [])
     try:
         for request in requests:
@@ -250,7 +262,8 @@ async def _answer_served(model: ServedModel, requests: list[Request]) -> Answere
     except async_runner._BudgetExceeded as stop:  # unreachable, or gone for too long
         answered.stop = str(stop)
     finally:
-        await model.aclose()
+        if served:
+            await cast(ServedModel, model).aclose()
     return answered
 
 
@@ -312,18 +325,24 @@ def run_ray(
     _check_device(spec, model_options or {}, wanted)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if retry_errors:
-        from gavel.runner.async_runner import drop_errors
+    taken: dict[str, bytes] = {}
+    if retry_errors:  # asked again after the rest; put back for samples not asked again
+        from gavel.runner.async_runner import _earlier_errors_last, take_errors
 
-        drop_errors(out)
+        taken = take_errors(out)
+        requests = _earlier_errors_last(requests, taken)
     done = completed_ids(out)
     summary = RaySummary()
-    refusals = _RefusalCount()
+    refusals = _RefusalCount(retried=frozenset(taken))
     stopped: str | None = None
     started = time.perf_counter()
     pool: _Pool | None = None
     bar = _progress(total, progress)
-    handle = out.open("ab")
+    try:
+        handle = out.open("ab")
+    except BaseException:
+        put_back(out, taken)
+        raise
     try:
         with bar:
             task = bar.add_task(spec, total=total)
@@ -338,7 +357,7 @@ def run_ray(
                     summary.resources, summary.replicas = wanted.as_dict(), pool.placements
                     bar.update(task, description=summary.model)
                     window = BATCHES_PER_WORKER * len(pool.actors)
-                unwritten.append(pool.submit(batch))
+                unwritten.append(pool.submit(batch, refusals.retried))
                 summary.batches += 1
                 while len(unwritten) >= window and stopped is None:
                     stopped = _write(pool, unwritten.popleft(), handle, done, summary, bar,
@@ -352,9 +371,12 @@ def run_ray(
         handle.flush()
         os.fsync(handle.fileno())
         handle.close()
-        if pool is not None:
-            pool.close()
-        summary.seconds = time.perf_counter() - started
+        try:
+            put_back(out, taken)  # the earlier error lines of samples that got no new line
+        finally:
+            if pool is not None:
+                pool.close()
+            summary.seconds = time.perf_counter() - started
     if stopped is not None:
         kept = ""
         if summary.answered or summary.skipped:
@@ -419,23 +441,26 @@ def _write(pool, submitted, handle, done: set[str], summary: RaySummary, bar, ta
         summary.answered += 1
         summary.errors += failed
         bar.advance(task)
-        stop = stop or refusals.see(refusal, failed)
+        stop = stop or refusals.see(refusal, failed, sample_id)
     return stop or answered.stop
 
 
 class _RefusalCount:
-    """The first lines refused alike, none answered, as the async runner counts them."""
+    """The first lines refused alike, none answered, as the async runner counts them: the
+    failures of samples an earlier run failed (``retried``) are known and not counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, retried: frozenset[str] = frozenset()) -> None:
         self.key: tuple[int | None, str | None] | None = None
         self.count = 0
         #: A line answered, or refused otherwise: no refusal stops the run any more.
         self.over = False
+        self.retried = retried
 
-    def see(self, refusal: Refusal | None, failed: bool = True) -> str | None:
+    def see(self, refusal: Refusal | None, failed: bool = True,
+            sample_id: str | None = None) -> str | None:  # fmt: skip
         """Count one line (``refusal``: None for an answer or another failure); the stop
         message once the first lines, all this refusal, reach its limit."""
-        if self.over:
+        if self.over or (failed and sample_id in self.retried):
             return None
         if not failed or (refusal is not None and self.key not in (None, refusal.key)):
             self.over = True
@@ -510,11 +535,15 @@ class _Pool:
             self.close()
             raise
 
-    def submit(self, batch: list[Request]) -> tuple[int, Any]:
-        """Send a batch to the actor with the fewest batches not yet collected."""
+    def submit(
+        self, batch: list[Request], retried: frozenset[str] = frozenset()
+    ) -> tuple[int, Any]:
+        """Send a batch to the actor with the fewest batches not yet collected (with the ids
+        of it an earlier run failed)."""
         index = min(range(len(self.actors)), key=self.load.__getitem__)
         self.load[index] += 1
-        return index, self.actors[index].answer_batch.remote(batch)
+        known = frozenset(request.sample_id for request in batch) & retried
+        return index, self.actors[index].answer_batch.remote(batch, known)
 
     def result(self, submitted: tuple[int, Any]) -> Answered:
         index, ref = submitted

@@ -12,17 +12,34 @@ instruction after the prompt, and an answer that came so records how many re-ask
 (``meta["repaired"]``). Only accepted answers are returned, so only they reach the
 answer cache. Tokens of rejected replies are added to the accepted answer's
 usage, or carried by the error: the ledger counts them either way.
+
+A request may arrive with repairs already under way (a batch's reply was refused, and the
+re-ask is sent online: :mod:`gavel.batch.runner`): the repair turns its follow-up ends with
+(:func:`repair_turns`) count as re-asks made, so a request is asked ``invalid_retries`` times
+again at most, whichever way its replies came, and its answer is marked alike.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gavel.requests import Answer, Model, Request
 from gavel.transport.failures import InvalidAnswerError
+
+
+def repair_turns(messages: Sequence[Mapping[str, Any]], instruction: str | None) -> int:
+    """How many repair re-asks ``messages`` end with: pairs of a refused reply (``assistant``)
+    and ``instruction`` (``user``), counted from the end."""
+    count, end = 0, len(messages)
+    while instruction is not None and end >= 2:
+        reply, asked = messages[end - 2], messages[end - 1]
+        if reply.get("role") != "assistant" or asked != {"role": "user", "content": instruction}:
+            break
+        count, end = count + 1, end - 2
+    return count
 
 
 class ValidatingModel:
@@ -73,12 +90,25 @@ class ValidatingModel:
     def settings(self) -> dict[str, Any]:
         return {**self.inner.settings(), **self.extra_settings}
 
+    def repairs_in(self, request: Request) -> int:
+        """The repair re-asks ``request`` carries already (its follow-up's last turns)."""
+        return repair_turns(request.followup, self.repair)
+
+    def repaired(self, request: Request, text: str) -> Request:
+        """``request`` asked again after the refused ``text``: with the reply and the repair
+        instruction after it (the same request again without a repair instruction)."""
+        if self.repair is None:
+            return request
+        said = ({"role": "assistant", "content": text}, {"role": "user", "content": self.repair})
+        return dataclasses.replace(request, followup=request.followup + said)
+
     async def answer_async(self, request: Request) -> Answer:
         asking = getattr(self.inner, "answer_async", None)
         usage: dict[str, int] = {}
         text = ""
         asked = request
-        for attempt in range(self.invalid_retries + 1):
+        made = min(self.repairs_in(request), self.invalid_retries)  # asked elsewhere already
+        for attempt in range(made, self.invalid_retries + 1):
             if asking is not None:
                 answer = await asking(asked)
             else:
@@ -95,12 +125,7 @@ class ValidatingModel:
                     finish_reason=answer.finish_reason,
                     meta={"repaired": attempt} if attempt and self.repair else None,
                 )
-            if self.repair is not None:  # the same request again would get the same reply
-                said = (
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": self.repair},
-                )
-                asked = dataclasses.replace(asked, followup=asked.followup + said)
+            asked = self.repaired(asked, text)  # the same request would get the same reply
         raise InvalidAnswerError(
             f"no {self.expected} in {self.invalid_retries + 1} replies; last reply: {text[:300]!r}",
             usage,
