@@ -72,6 +72,7 @@ import msgspec
 
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import AppendFile, close_synced, plain_mode
+from gavel.io.output_lock import writes_output
 from gavel.io.reading import bounded_lines
 from gavel.manifest import redact_userinfo
 from gavel.records import Prediction
@@ -248,6 +249,7 @@ class _Stop(_BudgetExceeded):
     what to do."""
 
 
+@writes_output("out")
 async def run_async(
     model: Model,
     requests: Iterable[Request],
