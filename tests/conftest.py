@@ -39,6 +39,7 @@ SLOW_MODULES = frozenset(
         "cli/test_config_file.py",
         "cli/test_demo.py",
         "cli/test_failures.py",
+        "cli/test_full_disk.py",
         "cli/test_generate.py",
         "cli/test_generate_hf.py",
         "cli/test_judge_agreement.py",
