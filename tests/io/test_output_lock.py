@@ -15,27 +15,11 @@ import pytest
 
 from gavel.io.output_lock import OutputBusy, exclusive, lock_path
 
-#: A process that takes the lock of argv[1], says so, and holds it until its stdin closes.
-HOLD = (
-    "import sys\n"
-    "from gavel.io.output_lock import exclusive\n"
-    "with exclusive(sys.argv[1]):\n"
-    "    print('held', flush=True)\n"
-    "    sys.stdin.read()\n"
-)
 
-
-def holding(path) -> subprocess.Popen[str]:
-    child = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)  # fmt: skip
-    assert child.stdout is not None and child.stdout.readline() == "held\n"
-    return child
-
-
-def test_a_second_process_is_refused_naming_the_file_and_the_holder(tmp_path):
+def test_a_second_process_is_refused_naming_the_file_and_the_holder(tmp_path, hold_output):
     out = tmp_path / "pred.jsonl"
     out.write_bytes(b'{"id": "a"}\n')
-    child = holding(out)
+    child = hold_output(out)
     try:
         with pytest.raises(OutputBusy) as refused, exclusive(out):
             pytest.fail("the lock was taken twice")
@@ -53,9 +37,9 @@ def test_a_second_process_is_refused_naming_the_file_and_the_holder(tmp_path):
         assert json.loads(lock_path(out).read_text())["pid"] == os.getpid()
 
 
-def test_a_holder_killed_with_sigkill_blocks_no_one(tmp_path):
+def test_a_holder_killed_with_sigkill_blocks_no_one(tmp_path, hold_output):
     out = tmp_path / "pred.jsonl"
-    child = holding(out)
+    child = hold_output(out)
     os.kill(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
     assert lock_path(out).exists()  # left behind, with the dead holder's pid in it

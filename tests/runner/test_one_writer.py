@@ -3,21 +3,10 @@ API included), before it reads, repairs or sends anything."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from gavel.io.output_lock import OutputBusy
 from gavel.requests import Answer, Capabilities, Request
-
-HOLD = (
-    "import sys\n"
-    "from gavel.io.output_lock import exclusive\n"
-    "with exclusive(sys.argv[1]):\n"
-    "    print('held', flush=True)\n"
-    "    sys.stdin.read()\n"
-)
 
 
 class EchoModel:
@@ -45,16 +34,13 @@ class EchoModel:
 
 
 @pytest.fixture
-def held(tmp_path):
+def held(tmp_path, hold_output):
     """A predictions file with a line a crash cut short (a runner would repair it), held by
     another process."""
     out = tmp_path / "pred.jsonl"
     out.write_bytes(b'{"id": "s0", "response": "x"}\n{"id": "s1", "resp')
-    child = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)  # fmt: skip
-    assert child.stdout is not None and child.stdout.readline() == "held\n"
-    yield out
-    child.communicate("")
+    hold_output(out)
+    return out
 
 
 def requests() -> list[Request]:
