@@ -39,6 +39,7 @@ SLOW_MODULES = frozenset(
         "cli/test_config_file.py",
         "cli/test_demo.py",
         "cli/test_failures.py",
+        "cli/test_full_disk.py",
         "cli/test_generate.py",
         "cli/test_generate_hf.py",
         "cli/test_judge_agreement.py",
@@ -325,3 +326,34 @@ def plugin_site(tmp_path, monkeypatch) -> PluginSite:
     yield site
     for name in [m for m in sys.modules if m.startswith(("gavel_letters", "gavel_broken"))]:
         del sys.modules[name]
+
+
+# --- an output another process is writing (gavel.io.output_lock) ------------------------------
+
+#: A process that takes the output lock of argv[1], says so, and holds it until stdin closes.
+_HOLD_OUTPUT = (
+    "import sys\n"
+    "from gavel.io.output_lock import exclusive\n"
+    "with exclusive(sys.argv[1]):\n"
+    "    print('held', flush=True)\n"
+    "    sys.stdin.read()\n"
+)
+
+
+@pytest.fixture
+def hold_output():
+    """``hold_output(path)``: another process, holding the lock of the output ``path`` until
+    the test ends (or its stdin is closed: ``process.communicate("")``); returns it."""
+    started: list[subprocess.Popen[str]] = []
+
+    def hold(path) -> subprocess.Popen[str]:
+        child = subprocess.Popen([sys.executable, "-c", _HOLD_OUTPUT, str(path)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        started.append(child)
+        assert child.stdout is not None and child.stdout.readline() == "held\n"
+        return child
+
+    yield hold
+    for child in started:
+        if child.poll() is None:
+            child.communicate("", timeout=30)

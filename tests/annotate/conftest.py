@@ -236,6 +236,30 @@ def loopback_addresses() -> None:
             pytest.skip("this system routes only 127.0.0.1 to loopback")
 
 
+def add_items(project: Project, count: int) -> list[int]:
+    """``count`` more items of the project's street image, imported as ``init`` does; their
+    ids."""
+    pairs = project.root / f"more-{count}.jsonl"
+    pairs.write_text("".join(
+        json.dumps({"id": f"street#{i + 10}", "image": "street.png",
+                    "caption": f"Sentence number {i} about the red car."}) + "\n"
+        for i in range(count)
+    ))  # fmt: skip
+    conn = db.connect(project.db)
+    try:
+        before = {row[0] for row in conn.execute("SELECT id FROM items")}
+        import_pairs(conn, project.db, pairs, project.images)
+        return sorted({row[0] for row in conn.execute("SELECT id FROM items")} - before)
+    finally:
+        conn.close()
+
+
+@pytest.fixture(name="more_items")
+def more_items_fixture():
+    """``more_items(project, count)``: more items to work on; their ids."""
+    return add_items
+
+
 @pytest.fixture
 def served(project: Project, start_server) -> tuple[Project, Server]:
     return project, start_server(project.db)

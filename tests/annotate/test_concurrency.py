@@ -113,3 +113,52 @@ def test_two_annotators_racing_for_one_item(served, hallucinated):
     refused = next(body for status, body in results if status == 403)
     assert "has all the annotations it needs" in refused["error"]
     assert set(refused) == {"error"} and "(annotator)" not in refused["error"]
+
+
+def test_two_reviewers_saving_each_of_many_items_at_the_same_moment(
+    served, hallucinated, more_items
+):
+    """Over HTTP to the real server, two reviewers open each item, then save it at the same
+    moment: one save per item stands, the other gets 409 naming it, and no save is lost."""
+    project, server = served
+    other = add(project, "rev2", "reviewer")
+    items = more_items(project, 24)
+    for item in items:
+        status, _ = server.json("POST", f"/api/items/{item}", token=project.tokens["ana"],
+                                body={"action": "annotate", "base_version": None,
+                                      "annotation": hallucinated})  # fmt: skip
+        assert status == 200
+    reviewers = {"rev": project.tokens["rev"], "rev2": other}
+    barrier = threading.Barrier(len(reviewers))
+    outcomes: dict[tuple[int, str], tuple[int, dict]] = {}
+
+    def review(name: str) -> None:
+        for item in items:
+            _, seen = server.json("GET", f"/api/items/{item}", token=reviewers[name])
+            annotation = {**hallucinated, "explanation": f"{name} corrected item {item}."}
+            barrier.wait(timeout=30)  # both have opened it; now both save
+            outcomes[item, name] = server.json(
+                "POST", f"/api/items/{item}", token=reviewers[name],
+                body={"action": "correct", "base_version": seen["base_version"],
+                      "annotation": annotation},
+            )  # fmt: skip
+
+    threads = [threading.Thread(target=review, args=(name,)) for name in reviewers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    with db.opened(project.db) as conn:
+        assert store.check_consistency(conn) == []
+        for item in items:
+            statuses = sorted(outcomes[item, name][0] for name in reviewers)
+            assert statuses == [200, 409], (item, statuses)
+            winner = next(n for n in reviewers if outcomes[item, n][0] == 200)
+            loser = next(n for n in reviewers if n != winner)
+            saved, refused = outcomes[item, winner][1], outcomes[item, loser][1]
+            assert refused["latest"]["version"] == saved["version"]
+            assert refused["latest"]["author"] == winner
+            assert "Your change was not saved" in refused["error"]
+            history = store.history(conn, item)
+            assert [v["author"] for v in history] == ["ana", winner]
+            assert history[-1]["annotation"]["explanation"] == f"{winner} corrected item {item}."

@@ -139,6 +139,24 @@ def test_answers_that_hit_the_file_size_limit_name_the_file_and_resume(tmp_path,
     assert sorted(json.loads(line)["id"] for line in lines) == [f"synth-{i:05d}" for i in range(6)]
 
 
+def test_results_that_hit_the_file_size_limit_leave_the_old_pair(tmp_path, gavel_main):
+    """The file-size limit stands in for a full disk where no small file system can be mounted
+    (tests/cli/test_full_disk.py mounts one): results.json and results.scores.jsonl change
+    together or not at all."""
+    out = tmp_path / "run" / "results.json"
+    assert gavel_main(*score(out)).code == 0
+    before = {p.name: p.read_bytes() for p in out.parent.iterdir()}
+    limit = min(len(data) for data in before.values()) + 100  # the new pair is larger
+    args = [*score(out)[:4], PHOTOS / "predictions" / "gpt.jsonl", *score(out)[5:]]
+    done = subprocess.run([sys.executable, "-c", LIMITED, str(limit), *map(str, args)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "the file-size limit was reached (File too large)" in done.stderr
+    assert {p.name: p.read_bytes() for p in out.parent.iterdir()} == before
+    assert gavel_main(*args).code == 0
+    assert {p.name: p.read_bytes() for p in out.parent.iterdir()} != before
+
+
 # --- clean exits against a real OpenAI-protocol server on loopback ----------------------------
 
 #: Every ResourceWarning shown: an unclosed socket or session would print one.

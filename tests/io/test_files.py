@@ -127,3 +127,22 @@ def test_an_append_that_fails_leaves_no_half_line(tmp_path):
     assert done.stdout.strip() == f"{log} File too large", done.stderr
     assert log.read_bytes() == b'{"first": 1}\n'
     assert resource.getrlimit(resource.RLIMIT_FSIZE)  # the limit applied to the child only
+
+
+def test_an_append_that_fails_to_start_a_file_leaves_none(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "judge-ledger.jsonl"
+    script = (
+        "import resource, sys\n"
+        "from gavel.io.files import append_line\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (40, 40))\n"
+        "try:\n"
+        "    append_line(sys.argv[1], b'x' * 100)\n"
+        "except OSError as error:\n"
+        "    print(error.strerror)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True)
+    assert done.stdout.strip() == "File too large", done.stderr
+    assert list(tmp_path.iterdir()) == []  # not an empty ledger either

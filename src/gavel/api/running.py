@@ -52,6 +52,7 @@ def run_with(generation: GenerateSettings, scoring: ScoreSettings,
     from gavel.api.generation import SamplesFailed, generate_with, spent_by
     from gavel.api.scoring import make_judge, score_with
     from gavel.execution.settings import checked
+    from gavel.io.output_lock import exclusive
     from gavel.scoring import pricing
 
     generation = checked(generation)  # each value as its flag takes it; out and model given
@@ -59,18 +60,23 @@ def run_with(generation: GenerateSettings, scoring: ScoreSettings,
     judge = make_judge(scoring)  # before any answer: a wrong judge setting costs none
     if generation.dry_run:
         return _dry_run(generation, scoring, judge, configuration)
-    spent_before = 0.0  # by the judge of an earlier run into the same folder
-    if generation.max_cost is not None:
-        spent_before = pricing.spent_by_judge(judge, scoring.judge_price)
-    failed = None
-    try:
-        generate_with(generation, configuration, spent_elsewhere=spent_before)
-    except SamplesFailed as error:  # scored all the same (model_error); the result says so
-        failed = error
-    spent = spent_by(Path(generation.out), generation.model, generation.price, generation.batch)
-    paid = generation.max_cost if hasattr(judge, "budget") else None  # an LLM judge only
-    scoring = replace(scoring, max_cost=paid, dry_run=False)
-    result = score_with(scoring, configuration=configuration, judge=judge, spent_elsewhere=spent)
+    # The predictions stay locked while they are scored: a second run into the folder must
+    # not rewrite them (asking failed samples again) under this one's scoring.
+    with exclusive(generation.out):
+        spent_before = 0.0  # by the judge of an earlier run into the same folder
+        if generation.max_cost is not None:
+            spent_before = pricing.spent_by_judge(judge, scoring.judge_price)
+        failed = None
+        try:
+            generate_with(generation, configuration, spent_elsewhere=spent_before)
+        except SamplesFailed as error:  # scored all the same (model_error); the result says so
+            failed = error
+        spent = spent_by(Path(generation.out), generation.model, generation.price,
+                         generation.batch)  # fmt: skip
+        paid = generation.max_cost if hasattr(judge, "budget") else None  # an LLM judge only
+        scoring = replace(scoring, max_cost=paid, dry_run=False)
+        result = score_with(scoring, configuration=configuration, judge=judge,
+                            spent_elsewhere=spent)  # fmt: skip
     if result.incomplete is None:
         result.incomplete = failed
     return result

@@ -170,20 +170,26 @@ def score_with(settings: ScoreSettings, *, configuration: dict[str, Any] | None 
     wrong judge setting costs no answers). ``spent_elsewhere``: USD the same run spent
     before (its generation), counted in ``max_cost``.
     """
+    from contextlib import nullcontext
+
+    from gavel.io.output_lock import exclusive
     from gavel.scoring.evaluate import run_name
     from gavel.scoring.pricing import judge_budget
     from gavel.scoring.run import plan_scoring, score_plan
 
     plan = plan_scoring(settings)
-    if judge is None:
-        judge = make_judge(settings)
-    judge_budget(judge, max_cost=settings.max_cost, judge_price=settings.judge_price,
-                 tokenizer=_path(settings.judge_tokenizer), spent_elsewhere=spent_elsewhere)  # fmt: skip
-    record, scores, ledger_entry = score_plan(plan, judge, configuration)
-    name = run_name(record, plan.predictions, settings.name)
-    result = Result(record, scores, name, ledger_entry, settings.format)
-    if plan.out is not None:
-        result._write(plan.out)
+    # One writer of results.json and the files beside it (the judge's replies, its ledger),
+    # from before the judge asks anything until they are written.
+    with exclusive(plan.out) if plan.out is not None else nullcontext():
+        if judge is None:
+            judge = make_judge(settings)
+        judge_budget(judge, max_cost=settings.max_cost, judge_price=settings.judge_price,
+                     tokenizer=_path(settings.judge_tokenizer), spent_elsewhere=spent_elsewhere)  # fmt: skip
+        record, scores, ledger_entry = score_plan(plan, judge, configuration)
+        name = run_name(record, plan.predictions, settings.name)
+        result = Result(record, scores, name, ledger_entry, settings.format)
+        if plan.out is not None:
+            result._write(plan.out)
     stopped = getattr(judge, "stopped", None)
     if stopped:  # everything is written; the judging is not complete
         result.incomplete = GavelError(f"the judge did not finish: {stopped}")

@@ -12,7 +12,7 @@ from gavel.errors import GavelError
 from gavel.execution.executor import run
 from gavel.execution.notes import note
 from gavel.execution.plan import RunPlan, plan
-from gavel.execution.settings import GenerateSettings
+from gavel.execution.settings import GenerateSettings, checked
 
 
 class SamplesFailed(GavelError):
@@ -33,16 +33,28 @@ def generate(settings: GenerateSettings, configuration: Mapping[str, Any] | None
     """Plan the generation ``settings`` ask for and run it (see :func:`plan` for the other
     arguments). The manifest is written once the executor finished; then a run in which
     samples failed raises :class:`SamplesFailed` (every request failing, a batch that
-    stopped or a spent budget: :class:`~gavel.errors.GavelError`)."""
+    stopped or a spent budget: :class:`~gavel.errors.GavelError`).
+
+    The predictions file is locked from before the plan until the manifest is written
+    (:mod:`gavel.io.output_lock`): another process writing it is refused at once
+    (:class:`~gavel.io.output_lock.OutputBusy`), whichever executor either runs."""
+    from gavel.io.output_lock import exclusive
+
+    given = checked(settings)
+    if given.dry_run:  # nothing is written: no lock to hold
+        return Outcome(plan(settings, configuration, spent_elsewhere=spent_elsewhere))
+    assert given.out is not None  # checked
+    with exclusive(given.out):  # one writer of the predictions (before the model is loaded)
+        return _generate(plan(settings, configuration, spent_elsewhere=spent_elsewhere))
+
+
+def _generate(planned: RunPlan) -> Outcome:
     import msgspec
 
     from gavel.execution.pricing import stop_if_spent
     from gavel.io.files import atomic_write_bytes
     from gavel.manifest import run_manifest_path
 
-    planned = plan(settings, configuration, spent_elsewhere=spent_elsewhere)
-    if planned.estimate is not None:
-        return Outcome(planned)
     summary = run(planned)
     if summary is None:
         return Outcome(planned)

@@ -48,9 +48,12 @@ def stage_chunks(path: str | Path, chunks: Iterable[bytes]) -> tuple[Path, str]:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:
         raise _named(error, path) from None
+    try:
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:  # a read-only folder: named, not the temporary name it refused
+        raise OSError(error.errno, error.strerror or str(error), str(path.parent)) from None
     digest = hashlib.sha256()
     try:
         plain_mode(fd)
@@ -151,11 +154,12 @@ def atomic_write_lines(path: str | Path, lines) -> None:
 
 def append_line(path: str | Path, line: bytes) -> None:
     """Append one line to a log file; a failed write cuts the file back to where it was, so a
-    full disk never leaves half a line behind."""
+    full disk never leaves half a line behind (nor an empty file it had just made)."""
     path = Path(path)
     payload = line + b"\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        made = not path.exists()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     except OSError as error:
         raise _named(error, path) from None
@@ -167,6 +171,8 @@ def append_line(path: str | Path, line: bytes) -> None:
                 written += os.write(fd, payload[written:])
         except OSError as error:
             os.ftruncate(fd, start)
+            if made and start == 0:
+                path.unlink(missing_ok=True)
             raise _named(error, path) from None
     finally:
         os.close(fd)

@@ -60,8 +60,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -71,7 +69,8 @@ from typing import Any
 import msgspec
 
 from gavel.errors import ConfigError, GavelError
-from gavel.io.files import AppendFile, close_synced, plain_mode
+from gavel.io.files import AppendFile, close_synced, commit, stage_chunks
+from gavel.io.output_lock import writes_output
 from gavel.io.reading import bounded_lines
 from gavel.manifest import redact_userinfo
 from gavel.records import Prediction
@@ -248,6 +247,7 @@ class _Stop(_BudgetExceeded):
     what to do."""
 
 
+@writes_output("out")
 async def run_async(
     model: Model,
     requests: Iterable[Request],
@@ -716,19 +716,17 @@ def take_errors(path: Path) -> dict[str, bytes]:
                 taken[sample_id] = line
     if not taken:
         return {}
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        plain_mode(fd)
-        with os.fdopen(fd, "wb") as target, path.open("rb") as source:
+
+    def kept() -> Iterator[bytes]:
+        with path.open("rb") as source:
             for line in source:
                 if not (line.strip() and failed(line) is not None):
-                    target.write(line)
-            target.flush()
-            os.fsync(target.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+                    yield line
+
+    # Staged whole beside it, then renamed over it: a full disk or a read-only folder fails
+    # the copy, named, and leaves the file as it was.
+    staged, _ = stage_chunks(path, kept())
+    commit([(staged, path)])
     return taken
 
 

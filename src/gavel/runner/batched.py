@@ -36,6 +36,7 @@ import msgspec
 
 from gavel.errors import ConfigError
 from gavel.io.files import AppendFile, close_synced
+from gavel.io.output_lock import writes_output
 from gavel.manifest import redact_userinfo
 from gavel.records import Prediction
 from gavel.requests import Answer, BatchModel, Request
@@ -74,6 +75,7 @@ class BatchedRunSummary(AsyncRunSummary):
         return ", ".join(parts)
 
 
+@writes_output("out")
 def run_batched(
     model: BatchModel,
     requests: Iterable[Request],

@@ -16,6 +16,12 @@ file (SQLite serializes their writes; ``busy_timeout`` waits for the lock).
 
 With a temperature above zero a hit returns the answer sampled the first time, which is what
 makes a rerun reproducible; delete the file (or use another one) to sample afresh.
+
+The cache only saves requests; the output file is the record. So a cache that cannot be opened
+(a full disk, a read-only folder) stops the run before anything is sent, naming the file
+(:class:`CacheUnavailable`), and one that fails during the run (its disk filled up) is said
+once and left alone: the run goes on without storing (or finding) answers there, and loses
+none of the answers it was sent.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -31,7 +38,10 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from gavel.errors import GavelError
 from gavel.requests import Answer, Model, Request
+
+log = logging.getLogger(__name__)
 
 #: Bumped when the key's layout changes, so old entries can never be mistaken for new ones.
 KEY_VERSION = 1
@@ -91,6 +101,18 @@ def _memo(path: Path) -> tuple[str, int, int] | None:
     return str(path.resolve()), stat.st_size, stat.st_mtime_ns
 
 
+class CacheUnavailable(GavelError):
+    """The cache's file cannot be opened; the message names it and says what SQLite said."""
+
+
+def _words(error: sqlite3.Error) -> str:
+    """What SQLite said, with the file system's reason where SQLite gives none of its own."""
+    text = str(error) or type(error).__name__
+    if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        return "the disk is full (database or disk is full)"
+    return text
+
+
 class AnswerCache:
     """Open with ``AnswerCache(path)``; :meth:`key`, :meth:`get`, :meth:`put`, :meth:`close`."""
 
@@ -98,9 +120,24 @@ class AnswerCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise self._unavailable(error) from None
+        try:
+            self._prepare()
+        except sqlite3.Error as error:
+            self._db.close()
+            raise self._unavailable(error) from None
+        self._hashes: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        #: Whether answers are still looked up, and stored, here (a failing file is left).
+        self.reading = self.storing = True
+
+    def _prepare(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
@@ -109,9 +146,23 @@ class AnswerCache:
             if name not in columns:  # a file written before the column existed
                 with contextlib.suppress(sqlite3.OperationalError):  # another process just did
                     self._db.execute(f"ALTER TABLE answers ADD COLUMN {name} {kind}")
-        self._hashes: OrderedDict[tuple[str, int, int], str] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
+
+    def _unavailable(self, error: sqlite3.Error) -> CacheUnavailable:
+        return CacheUnavailable(
+            f"{self.path}: the answer cache cannot be opened: {_words(error)}. Free some "
+            "space, or give another cache file (--cache, --judge-cache) or none (--no-cache, "
+            "--no-judge-cache)"
+        )
+
+    def _left(self, doing: str, error: sqlite3.Error) -> None:
+        """Stop using the file for ``doing`` (``storing``, ``reading``), said once."""
+        if self.reading and self.storing:
+            log.warning("%s: the answer cache failed while %s answers: %s; the run goes on "
+                        "without it (every answer is kept in the output file)",
+                        self.path, doing, _words(error))  # fmt: skip
+        self.storing = False
+        if doing == "reading":
+            self.reading = False
 
     def __enter__(self) -> AnswerCache:
         return self
@@ -120,7 +171,7 @@ class AnswerCache:
         self.close()
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, contextlib.suppress(sqlite3.Error):  # what was committed is kept
             self._db.close()
 
     def __len__(self) -> int:
@@ -173,12 +224,19 @@ class AnswerCache:
         return value
 
     def get(self, key: str) -> Answer | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT text, usage, sent_size, input_size, finish_reason, repaired FROM "
-                "answers WHERE key = ?",
-                (key,),
-            ).fetchone()
+        if not self.reading:
+            self.misses += 1
+            return None
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    "SELECT text, usage, sent_size, input_size, finish_reason, repaired FROM "
+                    "answers WHERE key = ?",
+                    (key,),
+                ).fetchone()
+        except sqlite3.Error as error:
+            self._left("reading", error)
+            row = None
         if row is None:
             self.misses += 1
             return None
@@ -194,7 +252,9 @@ class AnswerCache:
         )
 
     def put(self, key: str, answer: Answer, model: str | None = None) -> None:
-        """Store one answer, committed at once."""
+        """Store one answer, committed at once (nothing, once storing failed)."""
+        if not self.storing:
+            return
         row = (
             key,
             answer.text,
@@ -206,9 +266,12 @@ class AnswerCache:
             answer.finish_reason,
             int((answer.meta or {}).get("repaired") or 0) or None,
         )
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO answers (key, text, usage, sent_size, input_size, model, "
-                "created, finish_reason, repaired) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO answers (key, text, usage, sent_size, input_size, "
+                    "model, created, finish_reason, repaired) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+        except sqlite3.Error as error:
+            self._left("storing", error)

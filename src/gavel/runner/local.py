@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from gavel.io.files import AppendFile
+from gavel.io.output_lock import writes_output
 from gavel.io.predictions import PredictionReader
 from gavel.manifest import redact_userinfo
 from gavel.records import Prediction
@@ -52,6 +53,7 @@ def completed_ids(path: Path) -> set[str]:
     return {p.id for p in PredictionReader(path)}
 
 
+@writes_output("out")
 def run_model(
     model: Model,
     requests: Iterable[Request],

@@ -21,7 +21,6 @@ are tested) anywhere.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Container, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,8 @@ from typing import Any
 import msgspec
 
 from gavel.errors import GavelError
+from gavel.io.files import AppendFile
+from gavel.io.output_lock import writes_output
 from gavel.media.image_urls import encode_file, encode_frame
 from gavel.media.sampling import sampling_from_options
 from gavel.records import Prediction
@@ -167,6 +168,7 @@ def prediction_line(row: Mapping[str, Any]) -> bytes:
     return str(row["prediction"]).encode("utf-8")
 
 
+@writes_output("out")
 def write_predictions(rows: Iterable[Mapping[str, Any]], out: str | Path) -> int:
     """Append the rows' lines to ``out`` (only the driver writes), each flushed as it comes;
     ids already in the file are skipped, a line a crash cut short is dropped first. Returns
@@ -175,7 +177,7 @@ def write_predictions(rows: Iterable[Mapping[str, Any]], out: str | Path) -> int
     out.parent.mkdir(parents=True, exist_ok=True)
     done = completed_ids(out)
     written = 0
-    with out.open("ab") as handle:
+    with AppendFile(out) as handle:  # its OS errors (a full disk) name the file
         for row in rows:
             line = prediction_line(row)
             sample_id = msgspec.json.decode(line)["id"]
@@ -185,7 +187,7 @@ def write_predictions(rows: Iterable[Mapping[str, Any]], out: str | Path) -> int
             handle.flush()
             done.add(sample_id)
             written += 1
-        os.fsync(handle.fileno())
+        handle.sync()
     return written
 
 

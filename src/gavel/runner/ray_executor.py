@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gavel.errors import ConfigError, GavelError
+from gavel.io.output_lock import writes_output
 from gavel.manifest import redact_userinfo
 from gavel.requests import BatchModel, Model, Request, ServedModel
 from gavel.runner.earlier_errors import put_back
@@ -275,6 +276,7 @@ def _import_ray():
     return ray
 
 
+@writes_output("out")  # one writer of the predictions file
 def run_ray(
     spec: str,
     model_options: Mapping[str, Any] | None,

@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 
 from gavel.io.files import StagedFiles, append_line
+from gavel.io.output_lock import writes_output
 from gavel.io.run_files import (
     LEDGER_ENTRY,
     file_sha256,
@@ -23,6 +24,7 @@ from gavel.manifest import redact_userinfo
 from gavel.records import GavelScore, Result, Score
 
 
+@writes_output("out")
 def write_run(
     out: Path, result: Result, scores: Sequence[Score], ledger_entry: dict | None = None
 ) -> Path:
@@ -31,7 +33,8 @@ def write_run(
 
     The scores are written as they are encoded (or copied from the spool they were kept in),
     never joined in memory. A failed write (full disk, size limit, read-only folder) leaves
-    every file as it was.
+    every file as it was. Another process writing ``out`` is refused
+    (:class:`~gavel.io.output_lock.OutputBusy`; a scoring holds the lock already).
     """
     encoder = msgspec.json.Encoder()
     per_sample = scores_path(out)
