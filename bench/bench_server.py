@@ -239,9 +239,7 @@ def _chunked(buffer: bytearray, start: int) -> tuple[bytes | None, int]:
 async def serve(latency: float, reply: str) -> None:
     server = Server(latency, reply)
     loop = asyncio.get_running_loop()
-    listening = await loop.create_server(
-        lambda: Connection(server), "127.0.0.1", 0, backlog=4096
-    )
+    listening = await loop.create_server(lambda: Connection(server), "127.0.0.1", 0, backlog=4096)
     port = listening.sockets[0].getsockname()[1]
     print(f"PORT {port}", flush=True)
     await loop.run_in_executor(None, sys.stdin.read)  # until the parent closes our stdin
