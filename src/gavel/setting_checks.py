@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gavel.errors import ConfigError
+from gavel.errors import ConfigError, GavelError
 
 if TYPE_CHECKING:
     from gavel.benchmarks.spec import BenchmarkOption
@@ -177,3 +177,14 @@ def as_json_text(flag: str, value: Any) -> str:
         except (TypeError, ValueError) as error:
             raise refused(flag, f"not a JSON object ({error}).") from None
     return as_text(flag, value)
+
+
+def whole_number_env(variable: str, default: int, unit: str) -> int:
+    """A limit set in the environment (``variable``, a whole number of ``unit``, ``_`` allowed
+    between digits), else ``default``; anything else is refused naming the variable."""
+    value = os.environ.get(variable, "").strip().replace("_", "")
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise GavelError(f"{variable}={value!r}: expected a whole number of {unit}")
+    return int(value)

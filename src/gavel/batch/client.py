@@ -34,7 +34,6 @@ cap, since nothing in it says where the run's batches stop.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ import click
 
 from gavel.batch.requests_file import ENDPOINT
 from gavel.errors import GavelError
+from gavel.setting_checks import whole_number_env
 
 #: Batches read at most by one search for a batch a lost reply made (see the module's text;
 #: ``GAVEL_BATCH_SEARCH_LIMIT`` changes it), and files by one search for an uploaded file.
@@ -90,12 +90,7 @@ def _is_ours(batch: Any, wanted: Mapping[str, str], file_id: str | None) -> bool
 
 def search_limit() -> int:
     """The batches one search reads at most (``GAVEL_BATCH_SEARCH_LIMIT``, a whole number)."""
-    value = os.environ.get(SEARCH_LIMIT_VARIABLE, "").strip().replace("_", "")
-    if not value:
-        return SEARCH_BATCHES
-    if not value.isdigit() or int(value) < 1:
-        raise GavelError(f"{SEARCH_LIMIT_VARIABLE}={value!r}: expected a whole number of batches")
-    return int(value)
+    return whole_number_env(SEARCH_LIMIT_VARIABLE, SEARCH_BATCHES, "batches")
 
 
 def _id(entry: Any) -> Any:

@@ -13,11 +13,11 @@ each time); :func:`refusal` and :func:`too_many_pixels` word the error.
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
 
 from gavel.errors import GavelError
+from gavel.setting_checks import whole_number_env
 
 #: The environment variable holding the limit, and its default.
 MAX_PIXELS_VARIABLE = "GAVEL_MAX_IMAGE_PIXELS"
@@ -26,12 +26,7 @@ MAX_PIXELS = 100_000_000
 
 def max_pixels() -> int:
     """The limit in force (``GAVEL_MAX_IMAGE_PIXELS``, a whole number)."""
-    value = os.environ.get(MAX_PIXELS_VARIABLE, "").strip().replace("_", "")
-    if not value:
-        return MAX_PIXELS
-    if not value.isdigit() or int(value) < 1:
-        raise GavelError(f"{MAX_PIXELS_VARIABLE}={value!r}: expected a whole number of pixels")
-    return int(value)
+    return whole_number_env(MAX_PIXELS_VARIABLE, MAX_PIXELS, "pixels")
 
 
 def apply_pixel_limit() -> None:
