@@ -36,3 +36,25 @@ def test_a_hundred_thousand_ids_survive_every_rebuild_of_the_table():
 def test_ids_no_encoder_takes_are_kept_as_python_holds_them():
     index = id_index(["a\udfffb", "ab"])
     assert index.get("a\udfffb") == 0 and index[0] == "a\udfffb" and index.get("ab") == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.text(min_size=1, max_size=6), max_size=30), max_size=4))
+def test_joined_pieces_find_their_ids_and_the_first_repeat_as_one_index_would(pieces):
+    # Each piece distinct on its own (as each process's loader makes it); across pieces, ids
+    # may repeat: the first position that repeats an earlier id is found, with that id's first.
+    pieces = [list(dict.fromkeys(piece)) for piece in pieces]
+    joined, repeat = IdIndex.joined([id_index(piece).parts() for piece in pieces])
+    every = [sample_id for piece in pieces for sample_id in piece]
+    assert list(joined) == every
+    first_seen: dict[str, int] = {}
+    expected = None
+    for position, sample_id in enumerate(every):
+        if sample_id in first_seen:
+            expected = (position, first_seen[sample_id])
+            break
+        first_seen[sample_id] = position
+    assert repeat == expected
+    if expected is None:
+        assert all(joined.get(sample_id) == i for i, sample_id in enumerate(every))
+        assert joined.get("\x00absent") is None

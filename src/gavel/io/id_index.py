@@ -98,6 +98,48 @@ class IdIndex(Sequence[str]):
             self._rebuild(2 * len(table))
         return None
 
+    def parts(self) -> tuple[bytes, bytes, bytes]:
+        """The index's ids as three buffers (their UTF-8 text, each one's end offset, each
+        one's hash): what :meth:`joined` takes back, e.g. from a forked process."""
+        return bytes(self._text), self._ends.tobytes(), self._hashes.tobytes()
+
+    @classmethod
+    def joined(
+        cls, parts: Sequence[tuple[bytes, bytes, bytes]]
+    ) -> tuple[IdIndex, tuple[int, int] | None]:
+        """One index of several indexes' ids in their order (each given as :meth:`parts`, by
+        processes forked from this one: the hashes are this process's), built at once, and
+        the first position whose id an earlier position already has, with that earlier
+        position (None: all distinct)."""
+        index = cls()
+        for text, ends, hashes in parts:
+            offset = len(index._text)
+            index._text += text
+            local = np.frombuffer(ends, dtype=np.int64)
+            index._ends.frombytes((local + offset).tobytes())
+            index._hashes.frombytes(hashes)
+        size = _FIRST_SIZE
+        while 2 * len(index._ends) > size:
+            size *= 2
+        index._rebuild(size)
+        return index, index._first_repeat()
+
+    def _first_repeat(self) -> tuple[int, int] | None:
+        """The first position whose id an earlier one has, and the earlier one. Equal hashes are found by sorting;
+        each later position of a group, in order, is then compared by text with the earlier
+        positions of its hash (a collision of two distinct ids is no repeat). Groups are rare:
+        the first true repeat ends the search."""
+        hashes = np.frombuffer(self._hashes, dtype=np.int64)
+        order = np.argsort(hashes, kind="stable")  # within equal hashes: positions ascending
+        same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
+        for later in np.unique(order[same + 1]).tolist():
+            text = self._text_at(later)
+            earlier = np.flatnonzero(hashes[:later] == hashes[later])
+            for position in earlier.tolist():
+                if self._text_at(position) == text:
+                    return later, position
+        return None
+
     def _text_at(self, position: int) -> bytearray:
         ends = self._ends
         return self._text[ends[position - 1] if position else 0 : ends[position]]

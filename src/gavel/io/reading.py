@@ -71,12 +71,15 @@ def read_regular(path: str | Path) -> bytes:
         return handle.read()
 
 
-def bounded_lines(handle: BinaryIO, path: str | Path, limit: int | None = None) -> Iterator[bytes]:
+def bounded_lines(
+    handle: BinaryIO, path: str | Path, limit: int | None = None, first: int = 1
+) -> Iterator[bytes]:
     """The lines of ``handle`` as iterating it gives them, except that a line longer than
     ``limit`` bytes (default :data:`LINE_BYTES`) is refused, naming the file and line, after
-    reading at most ``limit`` bytes of it: memory never grows with the length of a line."""
+    reading at most ``limit`` bytes of it: memory never grows with the length of a line.
+    ``first``: the number of the handle's first line (a piece of a file read from its middle)."""
     most = LINE_BYTES if limit is None else limit
-    number = 0
+    number = first - 1
     while line := handle.readline(most + 1):
         number += 1
         if len(line) > most and not line.endswith(b"\n"):

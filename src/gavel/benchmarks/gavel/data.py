@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,11 +70,20 @@ class LoadReport:
 class GavelLoader:
     """Iterate a GAVEL JSONL file as validated :class:`GavelSample` records."""
 
-    def __init__(self, path: str | Path, image_root: str | Path | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        image_root: str | Path | None = None,
+        lines: Iterable[tuple[int, bytes]] | None = None,
+    ):
+        """``lines``: ``(line number, bytes)`` of a piece of the file to read instead of all of
+        it (its line numbers the file's own); the file's hash is then not computed."""
         self.path = Path(path)
         self.image_root = Path(image_root) if image_root is not None else self.path.parent
         self.report = LoadReport()
-        self._reader = HashingReader(self.path)
+        self._reader: Iterable[tuple[int, bytes]] = (
+            HashingReader(self.path) if lines is None else lines
+        )
         #: Each id read, by position among the samples (their order in the file), and each
         #: position's line: what the duplicate check needs, kept compact so scoring can use
         #: it to find a prediction's sample (gavel.io.id_index).
@@ -83,6 +92,7 @@ class GavelLoader:
 
     @property
     def sha256(self) -> str:
+        assert isinstance(self._reader, HashingReader), "a piece of a file has no hash"
         return self._reader.sha256
 
     def __iter__(self) -> Iterator[GavelSample]:
@@ -126,6 +136,11 @@ class GavelLoader:
         """Every id read, in file order: ``ids.get(id)`` is its sample's position (0 for the
         first). Scoring finds predictions' samples here, not in a second index of every id."""
         return self._ids
+
+    @property
+    def line_numbers(self) -> array:
+        """The line of each id in :attr:`ids`, by position."""
+        return self._lines
 
     def _check_id(self, number: int, sample_id: str) -> None:
         if not sample_id.strip():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 import numpy as np
@@ -34,6 +35,17 @@ class Gold(msgspec.Struct, gc=False):
     boxes: list[Box]
     width: int
     height: int
+
+
+class GoldParts(NamedTuple):
+    """:class:`GoldColumns` as plain buffers: what a process that read part of a file sends."""
+
+    truth: bytes
+    column: bytes
+    width: bytes
+    height: bytes
+    box_start: bytes
+    boxes: bytes
 
 
 class GoldColumns:
@@ -68,6 +80,33 @@ class GoldColumns:
 
     def __len__(self) -> int:
         return len(self._truth)
+
+    def parts(self) -> GoldParts:
+        """The columns as buffers (for :meth:`joined`, e.g. from a forked process)."""
+        return GoldParts(
+            bytes(self._truth),
+            self._column.tobytes(),
+            self._width.tobytes(),
+            self._height.tobytes(),
+            self._box_start.tobytes(),
+            self._boxes.tobytes(),
+        )
+
+    @classmethod
+    def joined(cls, ids: IdIndex, parts: Sequence[GoldParts]) -> GoldColumns:
+        """The columns of consecutive pieces of a file, one after another; ``ids`` holds the
+        ids of them all, in the same order."""
+        gold = cls(ids)
+        for part in parts:
+            boxes_before = len(gold._boxes) >> 2
+            gold._truth += part.truth
+            gold._column.frombytes(part.column)
+            gold._width.frombytes(part.width)
+            gold._height.frombytes(part.height)
+            starts = np.frombuffer(part.box_start, dtype=np.int64)[1:] + boxes_before
+            gold._box_start.frombytes(starts.tobytes())
+            gold._boxes.frombytes(part.boxes)
+        return gold
 
     def golds(self, positions: Sequence[int]) -> list[Gold]:
         """The samples at ``positions`` as scoring reads them."""

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from gavel.benchmarks.gavel.gold import gold_of, load_gold
+from gavel.benchmarks.gavel.gold import gold_of
+from gavel.benchmarks.gavel.gold_pieces import load_gold_columns
 from gavel.benchmarks.gavel.scorer import (
     MAX_PRED_BOXES,
     REFUSED_DETAIL,
@@ -99,7 +100,7 @@ def evaluate_files(
     (predictions for the others are set aside, not reported as unknown) and the manifest
     records the choice."""
     with collector_paused():  # hundreds of thousands of acyclic records: see gavel.io.bulk
-        gold, loader = load_gold(data, image_root)
+        gold, data_sha256, loaded = load_gold_columns(data, image_root)
         chosen = np.asarray(selection.choose(gold.ids), dtype=np.int64)
         recorded = selection.recorded(len(chosen), len(gold))
         reader = PredictionReader(predictions)
@@ -113,15 +114,15 @@ def evaluate_files(
         warnings.append(f"{run.unknown.count} prediction(s) for ids not in the data: {shown}")
     if summary["counts"][Outcome.MISSING]:
         warnings.append(f"{summary['counts'][Outcome.MISSING]} sample(s) have no prediction")
-    if loader.report.clipped_boxes:
-        warnings.append(f"{loader.report.clipped_boxes} gold box(es) clipped to the image")
+    if loaded.clipped_boxes:
+        warnings.append(f"{loaded.clipped_boxes} gold box(es) clipped to the image")
     warnings += answer_warnings(summary["metrics"]["answers"])
     warnings += box_warnings(summary["metrics"]["boxes"])
     warnings += capped_warning(run, gold, chosen)
     manifest = scoring_manifest(
         NAME,
         data=data,
-        data_sha256=loader.sha256,
+        data_sha256=data_sha256,
         predictions=predictions,
         predictions_sha256=reader.sha256,
         models=run.columns.models.names,
@@ -134,6 +135,6 @@ def evaluate_files(
         | ({"selection": recorded} if recorded else {}),
     )
     summary["counts"]["unknown_ids"] = run.unknown.count
-    summary["counts"]["gold_boxes_clipped"] = loader.report.clipped_boxes
+    summary["counts"]["gold_boxes_clipped"] = loaded.clipped_boxes
     result = Result(benchmark=NAME, manifest=manifest, warnings=warnings, **summary)
     return result, run.scores

@@ -79,7 +79,7 @@ class Workers:
             global _GOLD, _SETTINGS
             _GOLD, _SETTINGS = gold, settings
             context = multiprocessing.get_context("fork")
-            self._pool = context.Pool(count, initializer=_start_worker)
+            self._pool = context.Pool(count, initializer=ignore_interrupts)
 
     @property
     def running(self) -> bool:
@@ -106,7 +106,7 @@ class Workers:
             self._pool = None
 
 
-def _start_worker() -> None:
+def ignore_interrupts() -> None:
     """In a new worker: Ctrl-C is the parent's to handle (it stops the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
