@@ -151,7 +151,10 @@ def _kosmos25_pixel(values: tuple[float, float, float, float], g: ImageGeometry)
 
 def _relative(divisor: float) -> Callable[[tuple[float, float, float, float], ImageGeometry], Box]:
     def convert(values: tuple[float, float, float, float], g: ImageGeometry) -> Box:
-        return _scaled(g.width / divisor, g.height / divisor, values)
+        # _scaled written out: the most used converter, called once per box.
+        x1, y1, x2, y2 = values
+        sx, sy = g.width / divisor, g.height / divisor
+        return (x1 * sx, y1 * sy, x2 * sx, y2 * sy)
 
     return convert
 

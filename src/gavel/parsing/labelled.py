@@ -204,8 +204,21 @@ def _tuple_boxes(text: str) -> Iterator[tuple[int, Quad]]:
             yield match.start(), box
 
 
+# What four labels in brackets begin with: a bracket, then a label (case as _TUPLE reads it).
+_TUPLE_START = re.compile(rf"[\[(]\s*+{LABEL}", re.IGNORECASE)
+
+
 def labelled_boxes(text: str) -> Iterator[Quad]:
     """Every box written as labelled numbers in prose, in text order: ``LABEL: NUMBER`` pairs,
-    and four labels naming four numbers (``(x_min, y_min, width, height) = (10, 20, 30, 40)``)."""
-    found = sorted([*_pair_boxes(text), *_tuple_boxes(text)], key=lambda item: item[0])
+    and four labels naming four numbers (``(x_min, y_min, width, height) = (10, 20, 30, 40)``).
+
+    Most prose has neither: a pair needs ``:`` or ``=``, four labels a bracket opening on a
+    label, and a text without them is not scanned for either.
+    """
+    pairs = ":" in text or "=" in text
+    if not pairs and _TUPLE_START.search(text) is None:
+        return iter(())
+    found = sorted(
+        [*(_pair_boxes(text) if pairs else ()), *_tuple_boxes(text)], key=lambda item: item[0]
+    )
     return (box for _, box in found)

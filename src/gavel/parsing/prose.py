@@ -23,7 +23,7 @@ A box written twice (the same numbers twice in the reply) counts once.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable
 
 from gavel.parsing.labelled import labelled_boxes
 from gavel.parsing.numbers import NUMBER
@@ -44,7 +44,10 @@ _LABELLED_CORNERS = re.compile(
     re.IGNORECASE,
 )
 _QUAD = rf"{NUMBER}\s*+,\s*+{NUMBER}\s*+,\s*+{NUMBER}\s*+,\s*+{NUMBER}"
-_PLAIN = re.compile(rf"[\[(]\s*+{_QUAD}(?:\s*+;\s*+{_QUAD})*+\s*+[\])]")
+# The first quad's numbers captured, the further ones (Shikra's ``;``) as one group: capturing
+# changes nothing in what matches, and saves finding each number again.
+_FIRST_QUAD = r"\s*+,\s*+".join([f"({NUMBER})"] * 4)
+_PLAIN = re.compile(rf"[\[(]\s*+{_FIRST_QUAD}((?:\s*+;\s*+{_QUAD})*+)\s*+[\])]")
 _NUMBERS = re.compile(NUMBER)
 
 
@@ -55,23 +58,39 @@ def _corner_box(groups: tuple[str, ...]) -> Quad:
     return (float(first[0]), float(first[1]), float(x2), float(y2))
 
 
-def _lists(text: str) -> Iterable[Quad]:
-    for match in _PLAIN.finditer(text):
-        numbers = [float(n) for n in _NUMBERS.findall(match.group(0))]
-        for i in range(0, len(numbers), 4):
-            yield (numbers[i], numbers[i + 1], numbers[i + 2], numbers[i + 3])
+def _corners(text: str) -> list[Quad]:
+    """Boxes of labelled corners. A first corner's label is "top-left"/"upper-left" (any case)
+    or begins with ``(``: a text with neither has none, and is not scanned."""
+    if "(" not in text and "left" not in text.lower():
+        return []
+    return [_corner_box(m) for m in _LABELLED_CORNERS.findall(text)]
+
+
+def _lists(text: str) -> list[Quad]:
+    """Bare lists of four numbers, and Shikra's ``;``-separated quads in one bracket."""
+    boxes: list[Quad] = []
+    for x1, y1, x2, y2, more in _PLAIN.findall(text):
+        boxes.append((float(x1), float(y1), float(x2), float(y2)))
+        if more:
+            numbers = [float(n) for n in _NUMBERS.findall(more)]
+            for i in range(0, len(numbers), 4):
+                boxes.append((numbers[i], numbers[i + 1], numbers[i + 2], numbers[i + 3]))
+    return boxes
 
 
 def prose_boxes(text: str) -> tuple[list[Quad], str | None, int]:
     """The boxes of the first form that gives any, its name, and how many repeats were dropped."""
-    forms = (
-        ("corners", lambda: [_corner_box(m) for m in _LABELLED_CORNERS.findall(text)]),
-        ("labelled", lambda: list(labelled_boxes(text))),
-        ("plain", lambda: list(_lists(text))),
-    )
-    for name, read in forms:
-        found = read()
+    for name, read in _FORMS:
+        found = read(text)
         if found:
             unique = list(dict.fromkeys(found))
             return unique, name, len(found) - len(unique)
     return [], None, 0
+
+
+#: The prose forms in the order they are tried, each with its reader.
+_FORMS: tuple[tuple[str, Callable[[str], list[Quad]]], ...] = (
+    ("corners", _corners),
+    ("labelled", lambda text: list(labelled_boxes(text))),
+    ("plain", _lists),
+)

@@ -115,13 +115,19 @@ class GoldColumns:
         found = []
         for position in positions:
             start, stop = starts[position] << 2, starts[position + 1] << 2
-            values = iter(boxes[start:stop])
+            if stop - start == 4:  # the usual: one box (or none, for a clean caption)
+                sample_boxes = [tuple(boxes[start:stop])]
+            elif start == stop:
+                sample_boxes = []
+            else:
+                values = iter(boxes[start:stop])
+                sample_boxes = list(zip(values, values, values, values, strict=True))
             found.append(
                 Gold(
                     ids[position],
                     names[column[position]],
                     truth[position] == 1,
-                    list(zip(values, values, values, values, strict=True)),
+                    sample_boxes,  # type: ignore[arg-type]
                     width[position],
                     height[position],
                 )
