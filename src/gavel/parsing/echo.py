@@ -14,7 +14,8 @@ is optional. Parts of a sentence are not fragments: "there is no error" is a rea
 though the prompt says "Use an empty list when there is no error.".
 
 Matching is cheap when nothing was copied (the common case): a fragment is only tried when the
-answer contains its first three words in a row.
+answer contains its first three words in a row, and for an ASCII answer that test is a few passes
+in C over its bytes rather than a Python loop over its words.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 _QUOTED = re.compile(r'"([^"]+)"')
 _GAP_WORDS = r"[\s*]+"
 _GAP_OTHER = r"[\s*]*"
+#: For an ASCII text's bytes: a word character (``\w``: a letter, a digit, ``_``) lower-cased,
+#: anything else a blank; split at the blanks, the result is ``_WORD.findall(text.lower())``.
+_ASCII_WORDS = bytes(
+    ord(chr(c).lower()) if c < 128 and (chr(c).isalnum() or chr(c) == "_") else ord(" ")
+    for c in range(256)
+)
 
 
 def template_pieces(template: str) -> list[str]:
@@ -114,6 +121,14 @@ class EchoFilter:
             self._by_start.setdefault(tuple(words[:MIN_WORDS]), []).append(index)
         self._firsts = {start[0] for start in self._by_start}
         self._compiled: dict[int, re.Pattern[str]] = {}
+        # The starts as byte strings, for the prefilter of ASCII answers (which looks at runs of
+        # three words); None, no prefilter, when a start is not three words long: a shorter one
+        # matches at the very end of an answer, which only the general path handles.
+        self._ascii_starts: frozenset[tuple[bytes, ...]] | None = None
+        if MIN_WORDS == 3 and all(len(start) == 3 for start in self._by_start):
+            self._ascii_starts = frozenset(
+                tuple(word.encode() for word in start) for start in self._by_start
+            )
 
     @classmethod
     def from_templates(cls, templates: Iterable[str], literal: Iterable[str] = ()) -> EchoFilter:
@@ -123,6 +138,15 @@ class EchoFilter:
 
     def remove(self, text: str) -> Stripped:
         """``text`` with every copied fragment replaced by a blank."""
+        return Stripped(*self.removed(text))
+
+    def removed(self, text: str) -> tuple[str, int]:
+        """What :meth:`remove` gives, as a plain pair (the text, the fragments found): a reader
+        that only looks at the two is spared building the record."""
+        if not self._by_start:
+            return text, 0
+        if self._copies_nothing(text):
+            return text, 0
         words = _WORD.findall(text.lower())
         firsts, by_start = self._firsts, self._by_start
         starts = {
@@ -131,7 +155,7 @@ class EchoFilter:
             if word in firsts and (run := tuple(words[i : i + MIN_WORDS])) in by_start
         }
         if not starts:
-            return Stripped(text, 0)
+            return text, 0
         candidates = sorted(i for start in starts for i in self._by_start[start])
         copied = 0
         for index in candidates:
@@ -141,4 +165,17 @@ class EchoFilter:
                 self._compiled[index] = pattern
             text, found = pattern.subn(" ", text)
             copied += found
-        return Stripped(text, copied)
+        return text, copied
+
+    def _copies_nothing(self, text: str) -> bool:
+        """True when ``text`` surely holds no fragment's first words in a row (False: maybe).
+
+        Exact for an ASCII text, where the words of ``text.lower()`` are the runs the byte
+        table keeps: no run of three of them is a start. The work is done by C (translate,
+        split, zip, a set test), where the general path loops over the words in Python; any
+        other text takes that path."""
+        starts = self._ascii_starts
+        if starts is None or not text.isascii():
+            return False
+        words = text.encode().translate(_ASCII_WORDS).split()
+        return starts.isdisjoint(zip(words, words[1:], words[2:], strict=False))

@@ -28,7 +28,8 @@ _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 # Possessive quantifiers: a backtracking language tag or blank run would make an unclosed fence
 # quadratic.
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*+\s*+(.*?)```", re.DOTALL)
+#: A fence's opening: the backticks, a language tag, blanks (what precedes its contents).
+_FENCE_OPENING = re.compile(r"```[a-zA-Z0-9_+-]*+\s*+")
 _OPENERS = {"{": "}", "[": "]"}
 _OPENER = re.compile(r"[\[{]")
 #: The characters the bracket matcher acts on: quotes, the escape, brackets.
@@ -47,7 +48,10 @@ def strip_think(text: str) -> str:
 
     A block never closed (an answer cut off while thinking) drops everything from ``<think>`` on;
     a lone ``</think>`` (the opening tag was in the prompt) drops everything before it.
+    Both tags begin with ``<``: a text without one (most answers) is returned as it is, unread.
     """
+    if "<" not in text:
+        return text
     kept: list[str] = []
     pos = 0
     while (opening := _THINK_OPEN.search(text, pos)) is not None:
@@ -81,6 +85,19 @@ def _balanced_spans(text: str, budget: list[int] | None = None) -> list[str]:
 
 
 def _match_close(text: str, start: int, budget: list[int]) -> int | None:
+    """Where the bracket at ``start`` closes, within the budget (which it uses up), or None."""
+    limit = min(len(text), start + budget[0])
+    first = _SPECIAL.search(text, start + 1, limit)
+    if first is not None and text[first.start()] == _OPENERS[text[start]]:
+        # A flat span, such as "[427, 122, 533, 641]": its closer is the first special character.
+        end = first.start()
+        budget[0] -= end - start
+        return end
+    return _match_nested(text, start, budget)
+
+
+def _match_nested(text: str, start: int, budget: list[int]) -> int | None:
+    """:func:`_match_close` for any span: brackets nest, quoted strings hide brackets."""
     stack = [_OPENERS[text[start]]]
     quote: str | None = None
     i = start + 1
@@ -196,8 +213,24 @@ def _find_candidates(text: str) -> list[Any]:
 
 
 def _fences(text: str) -> list[str]:
-    """The contents of the text's fenced blocks (none without three backticks)."""
-    return _FENCE.findall(text) if "```" in text else []
+    r"""The contents of the text's fenced blocks (none without three backticks).
+
+    What ``re.findall(r"```[a-zA-Z0-9_+-]*+\s*+(.*?)```", text, re.DOTALL)`` gives, found with
+    ``str.find``: that lazy ``(.*?)`` tries the closing backticks at every character. A block's
+    contents run from the end of its opening to the next three backticks; an opening with
+    none after it ends the search, since any later opening would look for them further on."""
+    blocks: list[str] = []
+    start = text.find("```")
+    while start >= 0:
+        opening = _FENCE_OPENING.match(text, start)
+        assert opening is not None  # the pattern matches wherever three backticks are
+        contents = opening.end()
+        end = text.find("```", contents)
+        if end < 0:
+            break
+        blocks.append(text[contents:end])
+        start = text.find("```", end + 3)
+    return blocks
 
 
 def repaired_list(text: str) -> list[dict[str, Any]] | None:
@@ -227,7 +260,7 @@ def repaired_list(text: str) -> list[dict[str, Any]] | None:
 
 def first_object(text: str) -> dict[str, Any] | None:
     """The first decoded JSON object (a dict) in the text, if any."""
-    for value in structured_candidates(text):
+    for value in _candidates(text):  # the remembered tuple itself: only read, so no copy
         if isinstance(value, dict):
             return value
         if isinstance(value, list) and value and isinstance(value[0], dict):

@@ -111,10 +111,18 @@ _NEGATIVE_RE = re.compile("|".join(f"(?:{p})" for p in _NEGATIVE), re.IGNORECASE
 _POSITIVE_RE = re.compile("|".join(f"(?:{p})" for p in _POSITIVE), re.IGNORECASE)
 _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 # Both verdicts offered as alternatives: "yes or no", "'yes' or 'no'", "true/false", "no|yes".
+# That is, case-insensitively, r"\b(?:yes<or>no|no<or>yes|true<or>false|false<or>true)\b" with
+# <or> = r"\W{0,3}(?:or|/|\|)\W{0,3}"; spelled out here so that the regular expression engine
+# can skip to the next y, n, t or f (it cannot under re.IGNORECASE): each letter is the class of
+# what matches it ignoring case ("s" matches the long s, "ſ", too), the opening \b a look-behind
+# after the first letter, which the look-behind that follows it names.
+_OR = r"\W{0,3}(?:[Oo][Rr]|/|\|)\W{0,3}"
+_YES, _NO, _TRUE, _FALSE = "[Yy][Ee][Ssſ]", "[Nn][Oo]", "[Tt][Rr][Uu][Ee]", "[Ff][Aa][Ll][Ssſ][Ee]"
 _BOTH_WAYS = re.compile(
-    r"\b(?:yes\W{0,3}(?:or|/|\|)\W{0,3}no|no\W{0,3}(?:or|/|\|)\W{0,3}yes"
-    r"|true\W{0,3}(?:or|/|\|)\W{0,3}false|false\W{0,3}(?:or|/|\|)\W{0,3}true)\b",
-    re.IGNORECASE,
+    r"[YyNnTtFf](?<!\w.)(?:"
+    rf"(?<=[Yy])[Ee][Ssſ]{_OR}{_NO}|(?<=[Nn])[Oo]{_OR}{_YES}"
+    rf"|(?<=[Tt])[Rr][Uu][Ee]{_OR}{_FALSE}|(?<=[Ff])[Aa][Ll][Ssſ][Ee]{_OR}{_TRUE}"
+    r")(?!\w)"
 )
 # Each tagged span may not contain its own opening tag, so many unclosed opening tags cost linear,
 # not quadratic, time.
@@ -131,6 +139,8 @@ def _both_ways(text: str) -> bool:
     lowered = text.lower()  # a cheap test first: most answers hold at most one of each pair
     if not (("yes" in lowered and "no" in lowered) or ("true" in lowered and "false" in lowered)):
         return False
+    if "or" not in lowered and "/" not in text and "|" not in text:
+        return False  # nothing joins the two words
     return _BOTH_WAYS.search(text) is not None
 
 
@@ -149,7 +159,17 @@ def _word_verdict(value: Any) -> bool | None:
 
 
 def verdict_from_object(obj: dict[str, Any]) -> bool | None:
-    lowered = {str(k).lower(): v for k, v in obj.items()}
+    return _lowered_verdict(_lowered(obj))
+
+
+def _lowered(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with its keys lower-cased (a later key wins over an earlier one that lowers to
+    the same), made once per answer for both the verdict and the explanation."""
+    return {str(k).lower(): v for k, v in obj.items()}
+
+
+def _lowered_verdict(lowered: dict[str, Any]) -> bool | None:
+    """Rule 1 on an object whose keys :func:`_lowered` lower-cased."""
     for key in VERDICT_KEYS:
         if key in lowered and (verdict := _word_verdict(lowered[key])) is not None:
             return verdict
@@ -200,22 +220,27 @@ def read_answer(
     passes :func:`gavel.benchmarks.registry.echo_filter`); by default nothing is set aside."""
     if not text:
         return AnswerReading(None, "")
-    stripped = echo.remove(strip_think(text))
-    body = stripped.text
+    body, copied = echo.removed(strip_think(text))
     obj = first_object(body)
-    explanation = _explanation(body, obj)
+    lowered = None if obj is None else _lowered(obj)
+    prose = None
+    explanation = None if lowered is None else _object_explanation(lowered)
+    if explanation is None:
+        prose = _prose(body)
+        explanation = prose[:MAX_EXPLANATION]
     if _both_ways(body):
-        return AnswerReading(None, explanation, stripped.copied, "both_ways")
-    if obj is not None and (verdict := verdict_from_object(obj)) is not None:
-        return AnswerReading(verdict, explanation, stripped.copied)
+        return AnswerReading(None, explanation, copied, "both_ways")
+    if lowered is not None and (verdict := _lowered_verdict(lowered)) is not None:
+        return AnswerReading(verdict, explanation, copied)
     if truncated and (verdict := _unfinished_object_verdict(body)) is not None:
-        return AnswerReading(verdict, explanation, stripped.copied)
-    prose = " ".join(_BOX_MARKUP.sub(" ", body).split())
+        return AnswerReading(verdict, explanation, copied)
+    if prose is None:
+        prose = _prose(body)
     verdict = verdict_from_prose(prose, phrases=not truncated)
     refused = None
     if verdict is None and truncated and verdict_from_prose(prose) is not None:
         refused = "truncated"
-    return AnswerReading(verdict, explanation, stripped.copied, refused)
+    return AnswerReading(verdict, explanation, copied, refused)
 
 
 # A verdict key whose value was written out in full, in a JSON object cut off later on.
@@ -243,13 +268,23 @@ def parse_verdict(
     return read_answer(text, truncated=truncated, echo=echo).verdict
 
 
-def _explanation(body: str, obj: dict[str, Any] | None) -> str:
-    if obj is not None:
-        lowered = {str(k).lower(): v for k, v in obj.items()}
-        for key in EXPLANATION_KEYS:
-            if isinstance(lowered.get(key), str) and lowered[key].strip():
-                return lowered[key].strip()[:MAX_EXPLANATION]
-    return " ".join(_BOX_MARKUP.sub(" ", body).split())[:MAX_EXPLANATION]
+def _object_explanation(lowered: dict[str, Any]) -> str | None:
+    """The first non-blank explanation field of an object (keys lower-cased), if any."""
+    for key in EXPLANATION_KEYS:
+        value = lowered.get(key)
+        if isinstance(value, str) and (value := value.strip()):
+            return value[:MAX_EXPLANATION]
+    return None
+
+
+def _prose(body: str) -> str:
+    """The answer without box markup, its blank runs made single spaces.
+
+    Every markup form opens with ``<`` or three backticks: without either there is nothing to
+    remove, and the regular expression's scan is skipped."""
+    if "<" in body or "```" in body:
+        body = _BOX_MARKUP.sub(" ", body)
+    return " ".join(body.split())
 
 
 def parse_explanation(text: str | None, *, echo: EchoFilter = NO_ECHO) -> str:
