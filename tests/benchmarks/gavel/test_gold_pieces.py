@@ -22,8 +22,19 @@ COLUMNS = ("_truth", "_column", "_width", "_height", "_box_start", "_boxes")
 
 @pytest.fixture(autouse=True)
 def in_pieces(monkeypatch):
+    """Every file is read in three pieces; yields the piece bounds of each reading in pieces
+    (a test that meant pieces and got a reading in order would compare it with itself)."""
     monkeypatch.setattr(gold_pieces, "PIECES_FROM", 0)
     monkeypatch.setenv("GAVEL_SCORE_WORKERS", "3")
+    readings: list[list[int]] = []
+    in_pieces = gold_pieces._in_pieces
+
+    def counted(path, image_root, bounds):
+        readings.append(bounds)
+        return in_pieces(path, image_root, bounds)
+
+    monkeypatch.setattr(gold_pieces, "_in_pieces", counted)
+    return readings
 
 
 def sample(i: int, **overrides) -> dict:
@@ -54,13 +65,14 @@ def outcome(load, path):
         return str(error)
 
 
-def test_pieces_give_the_columns_ids_hash_and_report_of_a_reading_in_order(tmp_path):
+def test_pieces_give_the_columns_ids_hash_and_report_of_a_reading_in_order(tmp_path, in_pieces):
     lines: list = [sample(i) for i in range(300)]
     lines[40:40] = ["", "   "]  # blank lines count as lines
     lines.append(sample(300, boxes=[[480, 5, 60, 30]], hallucinated=True, category="Obj"))
     path = write(tmp_path, lines)
     whole, loader = load_gold(path)
     pieces, sha256, report = load_gold_columns(path)
+    assert [len(bounds) for bounds in in_pieces] == [4]
     assert sha256 == loader.sha256 and report == loader.report and report.clipped_boxes == 1
     assert list(pieces.ids) == list(whole.ids)
     for name in COLUMNS:
@@ -92,7 +104,7 @@ DAMAGED = {
 
 
 @pytest.mark.parametrize("case", list(DAMAGED))
-def test_a_damaged_file_fails_on_the_line_a_reading_in_order_names(tmp_path, case):
+def test_a_damaged_file_fails_on_the_line_a_reading_in_order_names(tmp_path, case, in_pieces):
     changes = DAMAGED[case]
     lines: list = [sample(i) for i in range(300)]
     if changes == "empty":
@@ -104,12 +116,15 @@ def test_a_damaged_file_fails_on_the_line_a_reading_in_order_names(tmp_path, cas
     expected = outcome(lambda p: load_gold(p), path)
     assert isinstance(expected, str), "the case must be an error"
     assert outcome(load_gold_columns, path) == expected
+    assert len(in_pieces) == 1 and len(in_pieces[0]) == 4
 
 
-def test_a_small_file_or_one_process_reads_in_order(tmp_path, monkeypatch):
+@pytest.mark.parametrize("setting", ["one process", "a small file"])
+def test_one_process_or_a_small_file_reads_in_order(tmp_path, monkeypatch, in_pieces, setting):
     path = write(tmp_path, [sample(i) for i in range(10)])
-    monkeypatch.setenv("GAVEL_SCORE_WORKERS", "1")
-    calls = []
-    monkeypatch.setattr(gold_pieces, "_in_pieces", lambda *a: calls.append(a))
+    if setting == "one process":
+        monkeypatch.setenv("GAVEL_SCORE_WORKERS", "1")
+    else:
+        monkeypatch.setattr(gold_pieces, "PIECES_FROM", path.stat().st_size + 1)
     gold, _, _ = load_gold_columns(path)
-    assert len(gold) == 10 and calls == []
+    assert len(gold) == 10 and in_pieces == []

@@ -66,7 +66,10 @@ def _in_pieces(
     spans = list(itertools.pairwise(bounds))
     context = multiprocessing.get_context("fork")
     with context.Pool(len(spans), initializer=ignore_interrupts) as pool:
-        counts = pool.starmap(newlines_between, [(path, start, stop) for start, stop in spans])
+        try:
+            counts = pool.starmap(newlines_between, [(path, start, stop) for start, stop in spans])
+        except OSError as error:  # the file went away or changed since it was measured
+            raise DataError(path, None, None, f"cannot read ({error.strerror or error})") from None
         firsts = [1 + sum(counts[:index]) for index in range(len(spans))]
         tasks = [
             (path, image_root, *span, first) for span, first in zip(spans, firsts, strict=True)
