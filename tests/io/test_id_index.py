@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,3 +59,18 @@ def test_joined_pieces_find_their_ids_and_the_first_repeat_as_one_index_would(pi
     if expected is None:
         assert all(joined.get(sample_id) == i for i, sample_id in enumerate(every))
         assert joined.get("\x00absent") is None
+
+
+def test_an_index_without_lookups_collects_the_same_parts_and_finds_repeats_when_joined():
+    distinct = [f"s{i}" for i in range(3000)] + ["é"]
+    collected, looked_up = IdIndex(lookups=False), IdIndex()
+    for sample_id in distinct:
+        assert collected.add(sample_id) is None
+        looked_up.add(sample_id)
+    assert collected.parts() == looked_up.parts()
+    with pytest.raises(TypeError):
+        collected.get("s1")
+    assert collected.add("s7") is None  # a repeat is not looked for here...
+    joined, repeat = IdIndex.joined([collected.parts()])
+    assert repeat == (len(distinct), 7)  # ...but found when the pieces are joined
+    assert list(joined) == [*distinct, "s7"]

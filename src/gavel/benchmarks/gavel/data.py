@@ -75,9 +75,13 @@ class GavelLoader:
         path: str | Path,
         image_root: str | Path | None = None,
         lines: Iterable[tuple[int, bytes]] | None = None,
+        *,
+        find_repeats: bool = True,
     ):
         """``lines``: ``(line number, bytes)`` of a piece of the file to read instead of all of
-        it (its line numbers the file's own); the file's hash is then not computed."""
+        it (its line numbers the file's own); the file's hash is then not computed.
+        ``find_repeats=False`` leaves repeated ids to a caller that joins pieces' ids
+        (``IdIndex.joined`` finds them), which costs less than looking each one up here."""
         self.path = Path(path)
         self.image_root = Path(image_root) if image_root is not None else self.path.parent
         self.report = LoadReport()
@@ -87,7 +91,7 @@ class GavelLoader:
         #: Each id read, by position among the samples (their order in the file), and each
         #: position's line: what the duplicate check needs, kept compact so scoring can use
         #: it to find a prediction's sample (gavel.io.id_index).
-        self._ids = IdIndex()
+        self._ids = IdIndex(lookups=find_repeats)
         self._lines = array("q")
 
     @property

@@ -115,7 +115,8 @@ def _read_piece(
     path: Path, image_root: str | Path | None, start: int, stop: int, first: int
 ) -> _Piece:
     """In a forked process: one piece read by the loader's rules, up to its first problem."""
-    loader = GavelLoader(path, image_root, lines=lines_between(path, start, stop, first))
+    lines = lines_between(path, start, stop, first)
+    loader = GavelLoader(path, image_root, lines, find_repeats=False)  # found when joined
     gold = GoldColumns(loader.ids)
     problem = None
     try:
