@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import subprocess
@@ -229,6 +230,19 @@ def uptime() -> str:
         return f"load average: {', '.join(f'{v:.2f}' for v in os.getloadavg())}"
 
 
+def reference_seconds() -> float:
+    """The best of three timings of a fixed pure-Python loop: how fast this machine runs the
+    per-sample Python that scoring is, so that figures taken on machines of different speed
+    can be compared (docs/performance.md gives it with each table)."""
+    best = math.inf
+    for _ in range(3):
+        start, total = time.perf_counter(), 0
+        for value in range(10_000_000):
+            total += value
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def shown(m: Measured) -> str:
     if m.timed_out:
         return f"> {m.wall:6.1f} s (stopped)"
@@ -250,6 +264,7 @@ def main() -> None:
     print("each run: wall, CPU (with workers'), peak RSS of the scoring process (peak PSS of it")
     print("and its workers together)")
     print(f"before: {uptime()}")
+    print(f"machine speed: 10,000,000 additions in a Python loop take {reference_seconds():.2f} s")
     with tempfile.TemporaryDirectory(prefix="gavel-bench-") as tmp:
         folder = Path(tmp)
         base = baseline_tree(args.baseline, folder / "baseline") if args.baseline else None

@@ -41,6 +41,14 @@ def check_prediction(path: Path, number: int, prediction: Prediction) -> None:
         )  # fmt: skip
 
 
+def read_line(path: Path, number: int, line: bytes) -> Prediction:
+    """One predictions line decoded, its id present (the checks before the duplicate check)."""
+    prediction = decode_line(_DECODER, path, number, line, Prediction)
+    if not prediction.id:
+        raise DataError(path, number, "id", "empty id")
+    return prediction
+
+
 class PredictionReader:
     """Streams predictions, rejecting empty or duplicate ids with their line numbers.
 
@@ -72,9 +80,7 @@ class PredictionReader:
             first_line: dict[str, int] = {}
             seen = first_line.setdefault
         for number, line in self._reader:
-            prediction = decode_line(_DECODER, self.path, number, line, Prediction)
-            if not prediction.id:
-                raise DataError(self.path, number, "id", "empty id")
+            prediction = read_line(self.path, number, line)
             first = seen(prediction.id, number)
             if first is not None and first != number:
                 raise DataError(

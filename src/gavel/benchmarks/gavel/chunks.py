@@ -28,6 +28,23 @@ class ChunkScores:
     columns: RunColumns
     tally: ScoringTally
     refused: ConfigError | None = None
+    #: The slot of each line, where the lines were put in another order than the chunk's
+    #: (:meth:`sort_lines`); None: the chunk's own slots, in its order.
+    line_slots: np.ndarray | None = None
+
+    def sort_lines(self, slots: Sequence[int]) -> None:
+        """Put the lines in the order of ``slots`` (the chunk's, one a score), so that the
+        spool holds them mostly in the data's order and copies them out in long runs rather
+        than line by line (predictions come in the order an async run answered them)."""
+        order = np.argsort(np.asarray(slots, dtype=np.int64), kind="stable")
+        ends = np.cumsum(self.lengths)
+        starts = (ends - self.lengths)[order].tolist()
+        view = memoryview(self.lines)
+        self.lines = b"".join(
+            [view[a:b] for a, b in zip(starts, ends[order].tolist(), strict=True)]
+        )
+        self.lengths = self.lengths[order]
+        self.line_slots = np.asarray(slots, dtype=np.int64)[order]
 
 
 def score_chunk(scorer: GavelScorer, gold: GoldColumns, positions: Sequence[int],

@@ -19,6 +19,7 @@ import numpy as np
 
 from gavel.benchmarks.gavel.gold import gold_of
 from gavel.benchmarks.gavel.gold_pieces import load_gold_columns
+from gavel.benchmarks.gavel.prediction_pieces import prediction_bounds, score_in_pieces
 from gavel.benchmarks.gavel.scorer import (
     MAX_PRED_BOXES,
     REFUSED_DETAIL,
@@ -103,10 +104,17 @@ def evaluate_files(
         gold, data_sha256, loaded = load_gold_columns(data, image_root)
         chosen = np.asarray(selection.choose(gold.ids), dtype=np.int64)
         recorded = selection.recorded(len(chosen), len(gold))
-        reader = PredictionReader(predictions)
         slots = Slots(gold, chosen)
         workers = worker_count(len(chosen))
-        run = score_run(gold, chosen, reader.numbered(slots.seen), settings, slots, workers)
+        bounds = prediction_bounds(predictions, workers)
+        if bounds is not None:
+            run, predictions_sha256 = score_in_pieces(
+                gold, chosen, predictions, bounds, settings, slots, workers
+            )
+        else:
+            reader = PredictionReader(predictions)
+            run = score_run(gold, chosen, reader.numbered(slots.seen), settings, slots, workers)
+            predictions_sha256 = reader.sha256
     summary = summarize(gold, chosen, run, settings)
     warnings = []
     if run.unknown.count:
@@ -124,7 +132,7 @@ def evaluate_files(
         data=data,
         data_sha256=data_sha256,
         predictions=predictions,
-        predictions_sha256=reader.sha256,
+        predictions_sha256=predictions_sha256,
         models=run.columns.models.names,
         settings=settings,
         extra={

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +83,28 @@ class Slots:
         last_id, position = self._last
         return position if prediction_id is last_id else self.gold.position(prediction_id)
 
+    def seen_all(self, positions: np.ndarray, lines: np.ndarray) -> tuple[int, int] | None:
+        """:meth:`seen` for predictions of known ids at once (data ``positions`` and their
+        ``lines``, in line order): None, or the first repeat as ``(its index, the line its id
+        was first on)``, in which case nothing is recorded."""
+        first_lines = np.frombuffer(self._line, dtype=np.int64)
+        before = first_lines[positions]
+        order = np.argsort(positions, kind="stable")  # a repeat sorts after its first
+        ordered = positions[order]
+        again = np.zeros(len(positions), dtype=bool)
+        again[order[1:]] = ordered[1:] == ordered[:-1]
+        repeated = (before != 0) | again
+        if repeated.any():
+            index = int(np.argmax(repeated))
+            first = int(before[index]) or int(lines[np.argmax(positions == positions[index])])
+            return index, first
+        first_lines[positions] = lines
+        return None
+
+    def seen_unknown(self, prediction_id: str, line: int) -> int:
+        """:meth:`seen` for an id not in the data."""
+        return self._unknown_line.setdefault(prediction_id, line)
+
     def seen(self, prediction_id: str, line: int) -> int:
         """The line ``prediction_id`` was first on (``line`` if it is new)."""
         position = self.gold.position(prediction_id)
@@ -117,7 +139,7 @@ def score_run(
 
     slots = slots or Slots(gold, chosen)
     position_of, slot_of = slots.position, slots.slot_of
-    run = _Gathered(gold, len(chosen), GavelScorer(settings))
+    run = Gathered(gold, len(chosen), GavelScorer(settings))
     unknown = UnknownIds()
     chunk_slots: list[int] = []
     chunk_positions: list[int] = []
@@ -140,24 +162,14 @@ def score_run(
                     run.submit(chunk_slots, chunk_positions, chunk)
                     chunk_slots, chunk_positions, chunk = [], [], []
             run.submit(chunk_slots, chunk_positions, chunk)
-            run.drain()
-            if run.refused is not None:
-                raise run.refused
-            for missing in _pieces(run.spool.missing()):
-                run.submit(missing.tolist(), chosen[missing].tolist(), [None] * len(missing))
-            run.drain()
+            run.finish(chosen)
     except BaseException:
         run.spool.close()
         raise
-    return ScoredRun(SpooledRecords(run.spool, GavelScore), run.columns, run.tally, unknown)
+    return run.scored(unknown)
 
 
-def _pieces(values: np.ndarray) -> Iterator[np.ndarray]:
-    for start in range(0, len(values), CHUNK):
-        yield values[start : start + CHUNK]
-
-
-class _Gathered:
+class Gathered:
     """The chunks' scores gathered in the order the chunks were given (here or in workers):
     lines into the spool, numbers into the run's columns, counts into its tally."""
 
@@ -175,26 +187,43 @@ class _Gathered:
         if not slots or self.refused is not None:
             return
         if self.pool is None or not self.pool.running:
-            self._absorb(slots, score_chunk(self.scorer, self.gold, positions, predictions))
+            self.absorb(slots, score_chunk(self.scorer, self.gold, positions, predictions))
             return
         self._pending.append((slots, self.pool.submit(positions, predictions)))
         while len(self._pending) > self.pool.in_flight:
-            self._absorb(*self._take())
+            self.absorb(*self._take())
 
     def drain(self) -> None:
         while self._pending:
-            self._absorb(*self._take())
+            self.absorb(*self._take())
+
+    def finish(self, chosen: np.ndarray) -> None:
+        """Once every prediction is in: the refusal met, if any, raised; else the samples
+        without a prediction scored (as missing)."""
+        self.drain()
+        if self.refused is not None:
+            raise self.refused
+        missing = self.spool.missing()
+        for start in range(0, len(missing), CHUNK):
+            part = missing[start : start + CHUNK]
+            self.submit(part.tolist(), chosen[part].tolist(), [None] * len(part))
+        self.drain()
+
+    def scored(self, unknown: UnknownIds) -> ScoredRun:
+        return ScoredRun(SpooledRecords(self.spool, GavelScore), self.columns, self.tally, unknown)
 
     def _take(self) -> tuple[list[int], ChunkScores]:
         slots, waiting = self._pending.popleft()
         return slots, waiting.get()
 
-    def _absorb(self, slots: list[int], scored: ChunkScores) -> None:
+    def absorb(self, slots: list[int], scored: ChunkScores) -> None:
+        """Take a chunk's scores (the chunks in the order they were given)."""
         if scored.refused is not None:
             self.refused = self.refused or scored.refused
             return
         if self.refused is not None:
             return
-        self.spool.put_lines(slots, scored.lines, scored.lengths)
+        line_slots = slots if scored.line_slots is None else scored.line_slots
+        self.spool.put_lines(line_slots, scored.lines, scored.lengths)
         self.columns.take(slots, scored.columns)
         self.tally.add(scored.tally)

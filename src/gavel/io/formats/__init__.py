@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gavel.io.formats.inspect_log import InspectLogLines, is_inspect_log
-from gavel.io.formats.lmms_eval_log import SampleLogLines
+from gavel.io.formats.lmms_eval_log import SampleLogLines, is_sample_log
 
 
 class PredictionLines(Protocol):
@@ -35,6 +35,9 @@ class PredictionFormat:
     name: str
     detects: Callable[[Path], bool]
     lines: Callable[[Path], PredictionLines]
+    #: Whether a file of this format holds its predictions lines as they are, one a line, so
+    #: that a piece of it cut at line starts can be read alone (by another process).
+    in_place: Callable[[Path], bool] = lambda path: False
 
 
 def _any_file(path: Path) -> bool:
@@ -44,13 +47,19 @@ def _any_file(path: Path) -> bool:
 #: Every known format, asked in order (a new one goes before plain JSONL, which takes any file).
 FORMATS: list[PredictionFormat] = [
     PredictionFormat("inspect", is_inspect_log, InspectLogLines),
-    PredictionFormat("jsonl", _any_file, SampleLogLines),
+    PredictionFormat("jsonl", _any_file, SampleLogLines, lambda path: not is_sample_log(path)),
 ]
 
 
 def format_of(path: Path) -> PredictionFormat:
     """The first format that says ``path`` is one of its own."""
     return next(form for form in FORMATS if form.detects(path))
+
+
+def read_in_place(path: Path) -> bool:
+    """Whether ``path``'s lines are its predictions lines as they are (a plain predictions
+    file, not another framework's log): pieces of it can be read apart."""
+    return format_of(path).in_place(path)
 
 
 def lines_of(path: Path) -> PredictionLines:

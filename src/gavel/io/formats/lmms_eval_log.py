@@ -17,9 +17,25 @@ from typing import Any
 
 from gavel.errors import DataError
 from gavel.io.jsonl import HashingReader
+from gavel.io.reading import bounded_lines, open_regular
 
 #: What every lmms-eval sample line has and a predictions line has not.
 _MARKERS = (b'"doc_id"', b'"filtered_resps"')
+
+
+def is_sample_log(path: Path) -> bool:
+    """Whether ``path`` starts with an lmms-eval sample line (False for a file that cannot be
+    read: its reader names the problem)."""
+    try:
+        with open_regular(path) as handle:
+            first = next((line for line in bounded_lines(handle, path) if line.strip()), b"")
+    except (OSError, DataError):
+        return False
+    return _is_sample_line(first)
+
+
+def _is_sample_line(line: bytes) -> bool:
+    return all(marker in line for marker in _MARKERS)
 
 
 class SampleLogLines:
@@ -33,7 +49,7 @@ class SampleLogLines:
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         lines = iter(self._lines)
         for number, line in lines:  # the first line tells a sample log from a predictions file
-            if not all(marker in line for marker in _MARKERS):
+            if not _is_sample_line(line):
                 yield number, line
                 yield from lines  # a predictions file: read as it is, at the reader's speed
                 return
