@@ -38,7 +38,7 @@ from gavel.records import Prediction
 
 #: The most bytes of predictions a worker reads and scores at once: its replies and scores
 #: stay a few tens of MB however large the file.
-PIECE_BYTES = 4 << 20
+PIECE_BYTES = 2 << 20
 #: The least: below, a piece costs more to hand out than it saves.
 MIN_PIECE_BYTES = 256 << 10
 
