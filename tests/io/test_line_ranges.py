@@ -38,6 +38,8 @@ def test_pieces_give_the_lines_and_numbers_a_reading_in_order_gives(tmp_path, se
         assert bounds[0] == 0 and bounds[-1] == len(data) and bounds == sorted(set(bounds))
         assert all(data[cut - 1 : cut] == b"\n" for cut in bounds[1:-1])  # cuts at line starts
     assert file_sha256(path) == hashlib.sha256(data).hexdigest()
+    for stop in (0, 1, len(data) // 2, len(data), len(data) + 10):
+        assert file_sha256(path, stop) == hashlib.sha256(data[:stop]).hexdigest()
 
 
 def test_a_line_over_the_limit_near_a_cut_leaves_the_file_in_one_piece(tmp_path, monkeypatch):
@@ -55,3 +57,13 @@ def test_a_long_line_inside_a_piece_is_refused_by_its_own_number(tmp_path, monke
     path.write_bytes(b"a\nb\nc\n" + b"x" * 500 + b"\n")
     with pytest.raises(DataError, match=r"line 4: line longer than 100 bytes"):
         list(lines_between(path, 6, path.stat().st_size, 4))
+
+
+def test_the_hash_of_a_file_or_of_its_first_bytes_read_block_by_block(tmp_path, monkeypatch):
+    monkeypatch.setattr(line_ranges, "BLOCK", 7)
+    data = bytes(range(256)) * 3
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(data)
+    assert file_sha256(path) == hashlib.sha256(data).hexdigest()
+    for stop in (0, 6, 7, 8, 700, len(data), len(data) + 1):
+        assert file_sha256(path, stop) == hashlib.sha256(data[:stop]).hexdigest()

@@ -9,6 +9,7 @@ pieces finds the same lines with the same numbers. The file's hash is computed a
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,13 +72,16 @@ def lines_between(path: Path, start: int, stop: int, first: int) -> Iterator[tup
                 return
 
 
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of ``path``'s bytes (hashlib lets other threads run meanwhile)."""
+def file_sha256(path: Path, stop: int | None = None) -> str:
+    """The SHA-256 of ``path``'s bytes, or of its first ``stop`` bytes (the pieces read of a
+    file that may still grow); hashlib lets other threads run meanwhile."""
     digest = hashlib.sha256()
+    remaining = math.inf if stop is None else stop
     try:
         with open_regular(path) as handle:
-            while block := handle.read(BLOCK):
+            while remaining > 0 and (block := handle.read(int(min(BLOCK, remaining)))):
                 digest.update(block)
+                remaining -= len(block)
     except OSError as error:
         raise DataError(path, None, None, f"cannot read ({error.strerror or error})") from None
     return digest.hexdigest()

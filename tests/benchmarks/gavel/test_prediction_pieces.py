@@ -209,6 +209,29 @@ def test_a_clean_run_in_pieces_is_the_run_read_in_order(
     assert len(in_pieces) == 1
 
 
+def test_a_file_that_grows_while_it_is_scored_is_scored_and_hashed_as_it_was_cut(
+    tmp_path, monkeypatch, in_pieces, data
+):
+    # A run still writing its predictions: what was there when the file was cut is scored,
+    # and the hash names exactly those bytes.
+    lines, _ = clean_lines()
+    path = write(tmp_path / "pred.jsonl", lines)
+    before = path.read_bytes()
+    expected = outcome(data, path, RAW)
+    cut = scoring.prediction_bounds
+
+    def cut_then_grow(predictions, workers):
+        bounds = cut(predictions, workers)
+        with path.open("ab") as handle:
+            handle.write(b'{"id": "late", "response": "no"}\n' * 50)
+        return bounds
+
+    monkeypatch.setattr(scoring, "prediction_bounds", cut_then_grow)
+    grown = outcome(data, path, RAW)
+    assert grown == expected and len(in_pieces) == 2
+    assert grown["sha256"] == hashlib.sha256(before).hexdigest()
+
+
 SELECTIONS = {
     "every third id": Selection(sample_ids=tuple(f"s{i}" for i in range(0, N, 3))),
     "a random 100": Selection(limit=100, shuffle=True, seed=4),

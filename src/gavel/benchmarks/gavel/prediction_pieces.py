@@ -100,7 +100,8 @@ def score_in_pieces(
             ThreadPoolExecutor(1, thread_name_prefix="gavel-hash") as hashing,
         ):
             run.pool = pool
-            digest = hashing.submit(file_sha256, path)  # hashlib lets the gathering run
+            # The bytes cut into pieces, not more: a file still being written has grown since.
+            digest = hashing.submit(file_sha256, path, bounds[-1])
             waiting: deque = deque()
             before = 0  # the lines of the pieces gathered so far
             for start, stop in itertools.pairwise(bounds):
