@@ -57,11 +57,13 @@ def score_chunk(scorer: GavelScorer, gold: GoldColumns, positions: Sequence[int]
     except ConfigError as error:
         return ChunkScores(b"", np.zeros(0, dtype=np.int64), RunColumns(0), tally, error)
     scorer.fill_overlaps(samples, scores)
-    lines = [_ENCODE(score) + b"\n" for score in scores]
     columns = RunColumns(len(scores))
     columns.fill(range(len(scores)), scores, [p.model if p else None for p in predictions])
-    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
-    return ChunkScores(b"".join(lines), lengths, columns, tally)
+    lines = _ENCODER.encode_lines(scores)
+    # JSON holds no raw line end (one in a string is escaped), so each one ends a score's line.
+    ends = np.flatnonzero(np.frombuffer(lines, dtype=np.uint8) == _LINE_END) + 1
+    return ChunkScores(lines, np.diff(ends, prepend=0), columns, tally)
 
 
-_ENCODE = msgspec.json.Encoder().encode
+_ENCODER = msgspec.json.Encoder()
+_LINE_END = ord("\n")
