@@ -335,3 +335,14 @@ def test_a_file_system_mounted_read_only_is_named_and_left_alone(disk, server, a
         disk.remount("rw")
     again = gavel_process(*generating(server.url, data, out))
     assert again.returncode == 0 and server.hits - hits == 6, again.stderr
+
+
+def test_a_disk_full_under_the_ray_executor_names_its_file_and_keeps_every_line(disk, synthetic):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install ray)")
+    out = disk.root / "pred.jsonl"
+    disk.fill(4096)
+    full = gavel_process("generate", "--data", synthetic, "--model", "scene", "--executor",
+                         "ray", "--workers", "1", "--no-progress", "--out", out)  # fmt: skip
+    assert one_message(full) == f"error: {out}: the disk is full (No space left on device)"
+    kept = answered_ids(out)
+    assert len(kept) == len(set(kept)) < len(synthetic.read_text().splitlines())

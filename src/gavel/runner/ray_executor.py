@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gavel.errors import ConfigError, GavelError
+from gavel.io.files import AppendFile, close_synced
 from gavel.io.output_lock import writes_output
 from gavel.manifest import redact_userinfo
 from gavel.requests import BatchModel, Model, Request, ServedModel
@@ -341,7 +342,7 @@ def run_ray(
     pool: _Pool | None = None
     bar = _progress(total, progress)
     try:
-        handle = out.open("ab")
+        handle = AppendFile(out)  # its write and sync errors name the file
     except BaseException:
         put_back(out, taken)
         raise
@@ -370,15 +371,15 @@ def run_ray(
                 stopped = _write(pool, unwritten.popleft(), handle, done, summary, bar, task,
                                  refusals)  # fmt: skip
     finally:
-        handle.flush()
-        os.fsync(handle.fileno())
-        handle.close()
+        unsynced = close_synced(handle)  # a full disk must not skip the rest of the cleanup
         try:
             put_back(out, taken)  # the earlier error lines of samples that got no new line
         finally:
             if pool is not None:
                 pool.close()
             summary.seconds = time.perf_counter() - started
+    if unsynced is not None:
+        raise unsynced
     if stopped is not None:
         kept = ""
         if summary.answered or summary.skipped:
@@ -429,8 +430,8 @@ def _batches(
         yield batch
 
 
-def _write(pool, submitted, handle, done: set[str], summary: RaySummary, bar, task,
-           refusals: _RefusalCount) -> str | None:  # fmt: skip
+def _write(pool, submitted, handle: AppendFile, done: set[str], summary: RaySummary, bar,
+           task, refusals: _RefusalCount) -> str | None:  # fmt: skip
     """Wait for one batch (the oldest unwritten one) and append its lines, each flushed
     before it is counted; returns why the run must stop now (else None). A batch is written
     whole (its answers were paid for) even when one of its lines completes a stop."""
