@@ -5,9 +5,11 @@ each concurrency this runs, interleaved and for several rounds, the runner alone
 requests: what the runner itself costs) and the same number of GAVEL-like image requests
 (448x512 PNG photos of about 450 KB, ``--share`` captions per image, adjacent as in GAVEL's
 data), and prints for each: the ratio of the ideal wall time to the measured one (goal: at
-least 0.95; 0.85 with ``--load``), and the client's CPU per request (the server runs in its
-own process: bench_server.py). The image requests' CPU is also given as a ratio to the runner
-alone measured in the same round.
+least 0.95; 0.85 with ``--load``), the steady ratio (the same run with a quarter of the
+requests is timed too: the extra requests over the extra time, against C / L, which leaves
+out what a run costs once, its start and its first burst of C requests on new connections),
+and the client's CPU per request (the server runs in its own process: bench_server.py). The
+image requests' CPU is also given as a ratio to the runner alone measured in the same round.
 
 ``--load`` starts one busy process per core for the whole benchmark, as another job on the
 machine would; the load average is printed with every run.
@@ -100,6 +102,7 @@ def main() -> None:
 
     os.environ.setdefault("GAVEL_BENCH_KEY", "sk-bench")
     found: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    steadies: dict[tuple[int, str], list[float]] = {}
     with (
         tempfile.TemporaryDirectory() as name,
         loopback_server(args.latency, lean=True) as url,
@@ -117,9 +120,13 @@ def main() -> None:
                 for kind, images in (("runner alone", None), ("images", photos)):
                     wall, cpu = one_run(url, folder, requests(n, images, args.share), concurrency)
                     found.setdefault((concurrency, kind), []).append((wall, cpu))
+                    short, _ = one_run(url, folder, requests(n // 4, images, args.share),
+                                       concurrency)  # fmt: skip
+                    steady = (n - n // 4) / concurrency * args.latency / (wall - short)
+                    steadies.setdefault((concurrency, kind), []).append(steady)
                     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
                     print(f"round {round_number}  C={concurrency:<4} {kind:<13} N={n:<5} "
-                          f"wall {wall:6.2f} s  ratio {ideal / wall:.3f}  "
+                          f"wall {wall:6.2f} s  ratio {ideal / wall:.3f}  steady {steady:.3f}  "
                           f"CPU {cpu / n * 1000:5.2f} ms/request  (load {load})")  # fmt: skip
 
     print("\nmedians over the rounds:")
@@ -131,9 +138,11 @@ def main() -> None:
         for kind in ("runner alone", "images"):
             wall = statistics.median(wall for wall, _ in found[(concurrency, kind)])
             cpu = statistics.median(cpu for _, cpu in found[(concurrency, kind)]) / n
+            steady = statistics.median(steadies[(concurrency, kind)])
             versus = f"  = {cpu / alone:.1f} x the runner alone" if kind == "images" else ""
             print(f"  C={concurrency:<4} {kind:<13} ratio to N/C*L {ideal / wall:.3f} "
-                  f"(goal >= {goal})  CPU {cpu * 1000:.2f} ms/request{versus}")  # fmt: skip
+                  f"(goal >= {goal})  steady {steady:.3f}  CPU {cpu * 1000:.2f} "
+                  f"ms/request{versus}")  # fmt: skip
 
 
 if __name__ == "__main__":
