@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from gavel.errors import GavelError
@@ -193,3 +196,14 @@ def test_concurrent_callers_share_one_decode(tmp_path, monkeypatch, counting_vid
     for thread in threads:
         thread.join(10)
     assert len(calls) == 1 and len(results) == 4 and all(r is results[0] for r in results)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_or_a_device_is_refused_before_the_decoder_opens_it(tmp_path):
+    # av would wait forever for a writer of the FIFO, and read /dev/zero without end.
+    pipe = tmp_path / "clip.mp4"
+    os.mkfifo(pipe)
+    with pytest.raises(GavelError, match=r"cannot read video .*clip\.mp4: is a FIFO"):
+        sample_frames(pipe, FrameSampling())
+    with pytest.raises(GavelError, match=r"cannot read video /dev/zero: is a device"):
+        sample_frames(Path("/dev/zero"), FrameSampling())

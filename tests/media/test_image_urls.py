@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import struct
 import zlib
+from pathlib import Path
 
 import msgspec
 import numpy as np
@@ -14,6 +16,7 @@ import pytest
 from PIL import Image
 
 from gavel.errors import GavelError
+from gavel.media import image_urls
 from gavel.media.image_urls import (
     data_url,
     encode_file,
@@ -149,3 +152,19 @@ def test_a_png_cut_short_is_left_to_pillow_and_a_broken_file_is_named(tmp_path) 
     garbage.write_bytes(zlib.compress(b"not an image"))
     with pytest.raises(GavelError, match=r"garbage\.png"):
         encode_file(garbage, None)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_a_device_or_a_huge_file_is_refused_not_read(tmp_path, monkeypatch) -> None:
+    # A FIFO nobody writes to would block the read forever, /dev/zero would never end it.
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)
+    with pytest.raises(GavelError, match=r"cannot read image .*pipe\.png: is a FIFO"):
+        encode_file(pipe, None)
+    with pytest.raises(GavelError, match=r"cannot read image /dev/zero: is a device"):
+        encode_file(Path("/dev/zero"), None)
+    monkeypatch.setattr(image_urls, "MAX_FILE_BYTES", 1024)
+    big = tmp_path / "big.png"
+    big.write_bytes(_png(np.zeros((64, 64, 3), dtype=np.uint8)) + b"\0" * 2048)
+    with pytest.raises(GavelError, match=r"big\.png: larger than 1 KiB, too large for an image"):
+        encode_file(big, None)

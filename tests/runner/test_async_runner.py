@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import signal
 import sqlite3
 import subprocess
@@ -239,6 +240,23 @@ def test_the_cache_sends_nothing_the_second_time(server, api_key, tmp_path):
     assert server.hits == 16
     with AnswerCache(cache) as opened:
         assert len(opened) == 16
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_an_image_that_is_a_pipe_or_a_device_fails_its_sample_under_the_cache(
+    server, api_key, tmp_path
+):
+    # The cache hashes every image before asking; a FIFO would block that read forever, and
+    # /dev/zero never end it. Each is refused as no regular file, and its sample fails alone.
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)
+    out = tmp_path / "p.jsonl"
+    for image in (pipe, Path("/dev/zero")):
+        out.unlink(missing_ok=True)
+        summary = run(model(server), requests(2, images=[image]), out,
+                      cache=tmp_path / "cache.sqlite", failure_budget=None)  # fmt: skip
+        assert (summary.answered, summary.errors, server.hits) == (2, 2, 0)
+        assert all(str(image) in line["error"] for line in lines(out)), lines(out)
 
 
 def test_the_cache_keeps_no_errors(server, fake, api_key, tmp_path):

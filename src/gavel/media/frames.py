@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from gavel.errors import GavelError
+from gavel.errors import DataError, GavelError
 from gavel.media.sampling import FrameSampling, choose_indices
+from gavel.regular_files import require_regular
 
 __all__ = [
     "CACHE_BYTES",
@@ -93,6 +94,12 @@ def _read(path: Path, sampling: FrameSampling) -> Frames:
     from gavel.media.decode import SeekUnreliable, by_seeking, in_one_pass
     from gavel.media.video_index import read_index
 
+    try:
+        require_regular(path)  # av would wait forever on a FIFO, or read a device without end
+    except DataError as error:
+        raise GavelError(f"cannot read video {path}: {error.message}") from None
+    except OSError as error:
+        raise GavelError(f"cannot read video {path}: {error.strerror or error}") from None
     try:
         with av.open(str(path)) as container:
             stream = _video_stream(container, path)

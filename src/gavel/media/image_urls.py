@@ -25,8 +25,9 @@ from typing import Any
 import msgspec
 from PIL import Image
 
-from gavel.errors import GavelError
+from gavel.errors import DataError, GavelError
 from gavel.media.pixels import apply_pixel_limit, refusal
+from gavel.regular_files import read_small
 
 try:  # SIMD base64, about fifty times the standard library's speed on a 600 KB image
     from pybase64 import b64encode
@@ -35,6 +36,9 @@ except ImportError:  # pragma: no cover - a core dependency; the standard librar
 
 #: High enough that the model sees what the image shows, not compression blocks.
 JPEG_QUALITY = 95
+#: The largest image file read (whole, once per run): far above any image a server takes, and
+#: a bound on what one file can cost in memory.
+MAX_FILE_BYTES = 256 << 20
 #: How ``image_format`` may say images are sent: ``auto`` keeps unchanged PNG and JPEG files.
 IMAGE_FORMATS = ("auto", "png", "jpeg")
 #: The EXIF tag of the orientation (1: as stored).
@@ -107,7 +111,8 @@ def encode_file(path: Path, max_side: int | None, image_format: str = "auto") ->
     else PNG). Errors name the file."""
     apply_pixel_limit()
     try:
-        data = path.read_bytes()
+        # A FIFO or a device is refused, not read forever (or until memory runs out).
+        data = read_small(path, MAX_FILE_BYTES, "an image")
         image = Image.open(io.BytesIO(data))
         source = image.format
         size = image.size
@@ -122,6 +127,8 @@ def encode_file(path: Path, max_side: int | None, image_format: str = "auto") ->
         image.load()
     except Image.DecompressionBombError as error:
         raise refusal(path, error) from None
+    except DataError as error:
+        raise GavelError(f"cannot read image {path}: {error.message}") from None
     except (OSError, SyntaxError, ValueError) as error:
         raise GavelError(f"cannot read image {path}: {error}") from None
     jpeg = image_format == "jpeg" or (image_format == "auto" and source == "JPEG")

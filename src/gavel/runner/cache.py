@@ -38,7 +38,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from gavel.errors import GavelError
+from gavel.errors import DataError, GavelError
+from gavel.io.line_ranges import file_sha256
 from gavel.requests import Answer, Model, Request
 
 log = logging.getLogger(__name__)
@@ -212,11 +213,10 @@ class AnswerCache:
             if memo in self._hashes:
                 self._hashes.move_to_end(memo)
                 return self._hashes[memo]
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        value = digest.hexdigest()
+        try:
+            value = file_sha256(path)  # a FIFO or a device is refused, not read forever
+        except DataError:
+            return f"unreadable:{path}"  # the model fails on it, naming it; never a hit
         with self._lock:
             self._hashes[memo] = value
             if len(self._hashes) > _HASHES_KEPT:
