@@ -7,6 +7,7 @@ tests check the plumbing (chat template, images, batching, sizes, usage), not th
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -511,3 +512,20 @@ def test_the_equality_check_sees_padding_on_the_wrong_side(
     finally:
         model.tokenizer.padding_side = "left"
     assert sum(a != b for a, b in zip(batched, single, strict=True)) >= 3
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_an_image_or_video_that_is_a_pipe_is_refused_not_waited_on(tmp_path):
+    # Pillow and av would block on a FIFO nobody writes to: sorting by size skips it, and
+    # reading it is a clear error naming it (the sample's model error in a run).
+    from gavel.errors import GavelError
+    from gavel.models.hf import _image_size, _open_image, _video_size
+
+    pipe, clip = tmp_path / "pipe.png", tmp_path / "clip.mp4"
+    os.mkfifo(pipe)
+    os.mkfifo(clip)
+    assert _image_size(pipe) is None and _video_size(clip) is None
+    with pytest.raises(GavelError, match=r"cannot read image .*pipe\.png: is a FIFO"):
+        _open_image(pipe)
+    with pytest.raises(GavelError, match=r"cannot read image /dev/zero: is a device"):
+        _open_image(Path("/dev/zero"))

@@ -35,10 +35,11 @@ from typing import Any
 
 from PIL import Image
 
-from gavel.errors import ConfigError, GavelError
+from gavel.errors import ConfigError, DataError, GavelError
 from gavel.media.frames import sample_frames
 from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.sampling import sampling_from_options
+from gavel.regular_files import require_regular
 from gavel.requests import Answer, Capabilities, Request
 
 log = logging.getLogger(__name__)
@@ -453,9 +454,10 @@ class HFModel:
 def _image_size(path: Path) -> tuple[int, int] | None:
     """An image's (width, height) from its header, or None when it cannot be read."""
     try:
+        require_regular(path)  # a FIFO would block Pillow's read forever
         with Image.open(path) as image:
             return image.size
-    except (OSError, Image.DecompressionBombError):
+    except (OSError, DataError, Image.DecompressionBombError):
         return None
 
 
@@ -464,6 +466,7 @@ def _video_size(path: Path) -> tuple[int, int] | None:
     try:
         import av
 
+        require_regular(path)  # av would wait for a FIFO's writer
         with av.open(str(path)) as container:
             stream = container.streams.video[0]
             width, height = stream.codec_context.width, stream.codec_context.height
@@ -475,10 +478,13 @@ def _video_size(path: Path) -> tuple[int, int] | None:
 def _open_image(path: Path) -> Image.Image:
     apply_pixel_limit()
     try:
+        require_regular(path)  # a FIFO would block Pillow's read forever, a device never end
         image = Image.open(path)
         image.load()
     except Image.DecompressionBombError as error:
         raise refusal(path, error) from None
+    except DataError as error:
+        raise GavelError(f"cannot read image {path}: {error.message}") from None
     except OSError as error:
         raise GavelError(f"cannot read image {path}: {error}") from None
     return image
