@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -111,3 +112,16 @@ def test_videohallucer_answers_from_frames(tmp_path):
     result = run_synthetic(tmp_path / "v", "videohallucer", "medium", 12, seed=1)
     assert result.counts["model_error"] == 0
     assert result.metrics["overall"] >= 60.0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_an_image_that_is_a_pipe_is_a_clear_error_not_a_wait(tmp_path):
+    from gavel.errors import GavelError
+    from gavel.requests import Request
+
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)
+    request = Request(sample_id="s", task="gavel", prompt="p", fields={"caption": "A red box."},
+                      images=(pipe,))  # fmt: skip
+    with pytest.raises(GavelError, match=r"cannot read image .*pipe\.png: is a FIFO"):
+        SceneModel().answer(request)

@@ -4,6 +4,7 @@ with the same records and byte-identical images."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,15 @@ def test_a_bad_line_or_missing_image_names_it_and_writes_nothing(
     assert done.code == 2
     assert "missing.jsonl, line 1, field 'image': cannot read" in done.err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]  # no staging folder left
+    if hasattr(os, "mkfifo"):  # a FIFO as an image is refused, not waited on
+        os.mkfifo(gavel_folder / "images" / "pipe.jpg")
+        piped = [dict(LINES[0], image="images/pipe.jpg")]
+        (gavel_folder / "piped.jsonl").write_text(json.dumps(piped[0]) + "\n")
+        done = gavel_main("data", "convert", gavel_folder / "piped.jsonl", tmp_path / "ds")
+        assert done.code == 2
+        assert "piped.jsonl, line 1, field 'image': " in done.err
+        assert "pipe.jpg is a FIFO (named pipe)" in done.err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
 
 
 def test_the_datasets_library_reads_the_folder_as_images(tmp_path, gavel_folder, monkeypatch):

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from gavel.errors import DataError, GavelError
@@ -112,9 +113,13 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _key(path: Path, extra: str) -> str | None:
+    """A name for what is made of the regular file at ``path`` (None: no such file; a FIFO
+    or a device is none, as Pillow would block on one or read it without end)."""
     try:
         stat = path.stat()
     except OSError:
+        return None
+    if not S_ISREG(stat.st_mode):
         return None
     text = f"{os.path.realpath(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\0{extra}"
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]

@@ -27,6 +27,7 @@ from gavel.benchmarks.gavel.data import GavelLoader
 from gavel.benchmarks.gavel.layout import EXTRA, GAVEL_FIELDS
 from gavel.errors import ConfigError, DataError, GavelError
 from gavel.io.jsonl import parse_json
+from gavel.io.reading import read_regular
 from gavel.io.safe_paths import UnsafePath, safe_component
 from gavel.sources.extras import need
 
@@ -140,7 +141,9 @@ def jsonl_to_parquet(
                 raw = parse_json(line, source, number)
                 image = root / sample.image
                 try:
-                    data = image.read_bytes()
+                    data = read_regular(image)  # a FIFO or a device is refused, not read
+                except DataError as error:
+                    raise DataError(source, number, "image", f"{image} {error.message}") from None
                 except OSError as error:
                     raise DataError(
                         source, number, "image", f"cannot read {image} ({error.strerror})"

@@ -11,20 +11,25 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from gavel.errors import DataError, GavelError
 from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.models.scene.detailverify_answer import answer_detailverify
 from gavel.models.scene.gavel_answer import answer_gavel
 from gavel.models.scene.video_answer import answer_question
+from gavel.regular_files import require_regular
 from gavel.requests import Answer, Capabilities, Request
 
 
 def _pixels(request: Request) -> np.ndarray:
     apply_pixel_limit()
     try:
+        require_regular(request.images[0])  # Pillow would block on a FIFO
         with Image.open(request.images[0]) as image:
             return np.asarray(image.convert("RGB"))
     except Image.DecompressionBombError as error:
         raise refusal(request.images[0], error) from None
+    except DataError as error:
+        raise GavelError(f"cannot read image {request.images[0]}: {error.message}") from None
 
 
 class SceneModel:
