@@ -158,3 +158,16 @@ def test_max_pixels_caps_qwen_images_and_is_saved(qwen_dir: Path, llava_dir: Pat
         set_max_pixels(processor, 100)
     with pytest.raises(ConfigError, match="pixel budget"):
         set_max_pixels(load_base(str(llava_dir))[0], 10_000)
+
+
+def test_an_image_that_is_a_pipe_is_a_clear_error_not_a_wait(tmp_path):
+    import os
+
+    from gavel.train.masking import _open_rgb
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("named pipes are POSIX")
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)
+    with pytest.raises(GavelError, match=r"cannot read image .*pipe\.png: is a FIFO"):
+        _open_rgb(pipe)

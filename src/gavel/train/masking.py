@@ -22,7 +22,8 @@ from typing import Any
 
 from PIL import Image
 
-from gavel.errors import ConfigError, GavelError
+from gavel.errors import ConfigError, DataError, GavelError
+from gavel.regular_files import require_regular
 from gavel.train.sft_data import ChatExample
 
 IGNORE = -100
@@ -130,8 +131,11 @@ def _is_sequence(key: str, value: Any, length: int) -> bool:
 def _open_rgb(path: Any) -> Image.Image:
     """The image as the hf adapter gives it to the processor: read, converted to RGB."""
     try:
+        require_regular(path)  # Pillow would block on a FIFO, or read a device without end
         image = Image.open(path)
         image.load()
+    except DataError as error:
+        raise GavelError(f"cannot read image {path}: {error.message}") from None
     except (OSError, Image.DecompressionBombError) as error:
         raise GavelError(f"cannot read image {path}: {error}") from None
     return image.convert("RGB") if image.mode != "RGB" else image
