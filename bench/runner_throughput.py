@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import statistics
 import subprocess
@@ -122,7 +123,10 @@ def main() -> None:
                     found.setdefault((concurrency, kind), []).append((wall, cpu))
                     short, _ = one_run(url, folder, requests(n // 4, images, args.share),
                                        concurrency)  # fmt: skip
-                    steady = (n - n // 4) / concurrency * args.latency / (wall - short)
+                    extra = wall - short  # noise can leave nothing between two tiny runs
+                    steady = (
+                        (n - n // 4) / concurrency * args.latency / extra if extra > 0 else math.nan
+                    )
                     steadies.setdefault((concurrency, kind), []).append(steady)
                     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
                     print(f"round {round_number}  C={concurrency:<4} {kind:<13} N={n:<5} "
