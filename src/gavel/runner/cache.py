@@ -180,7 +180,13 @@ class AnswerCache:
             return self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
 
     def key(self, identity: str, request: Request) -> str:
-        """The entry's key: ``identity`` from :func:`model_identity`, then the request."""
+        """The entry's key: ``identity`` from :func:`model_identity`, then the request.
+
+        A request's ``followup`` (the refused reply and the repair instruction of a re-ask) is
+        left out on purpose: a re-ask is the same question asked again, and the answer it gets
+        once accepted is that question's answer. So a batch round that re-asks online or in
+        the next batch stores it where a later run of the plain request finds it (marked
+        ``repaired``), and a re-ask is never sent for a question the cache has answered."""
         described: dict[str, Any] = {
             "sample_id": request.sample_id,
             "task": request.task,
