@@ -1,5 +1,6 @@
-"""Every runner refuses an output another process is writing, however it is called (the Python
-API included), before it reads, repairs or sends anything."""
+"""Every runner (the Batch API's and the offline batch's steps too) refuses an output another
+process is writing, however it is called (the Python API included), before it reads, repairs or
+sends anything."""
 
 from __future__ import annotations
 
@@ -91,3 +92,29 @@ def test_the_ray_executor_starts_no_cluster(held):
 
     refused(lambda: run_ray("scene", {}, requests(), held, workers=1, progress=False), held)
     assert not ray.is_initialized()
+
+
+def test_the_batch_api_runner(held):
+    from gavel.batch.runner import run_batch
+
+    model = EchoModel()
+    refused(lambda: run_batch(model, requests(), held, progress=False), held)
+    assert model.asked == 0
+
+
+def test_writing_a_requests_file_for_an_offline_batch(held, tmp_path):
+    # It takes the output's error lines out while it reads the cache: another writer's lines
+    # could be lost in that rewrite.
+    from gavel.batch.runner import write_requests_only
+
+    target = tmp_path / "requests.jsonl"
+    refused(lambda: write_requests_only(EchoModel(), requests(), held, target), held)
+    assert not target.exists()
+
+
+def test_merging_an_offline_batch_output(held, tmp_path):
+    from gavel.batch.runner import merge_output
+
+    output = tmp_path / "output.jsonl"
+    output.write_text("")
+    refused(lambda: merge_output(EchoModel(), requests(), held, output), held)

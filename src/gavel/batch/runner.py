@@ -62,6 +62,7 @@ from gavel.batch.requests_file import (
 from gavel.batch.state import BatchState, Part, batch_folder, load_state, run_tag, save_state
 from gavel.errors import ConfigError, GavelError
 from gavel.io.files import atomic_write_bytes
+from gavel.io.output_lock import writes_output
 from gavel.requests import Request
 from gavel.runner.async_runner import AsyncRunSummary, Prices, cost_of, run_async, take_errors
 from gavel.runner.cache import AnswerCache, model_identity
@@ -489,6 +490,7 @@ def _final_error(error: Exception) -> Exception:
     return error
 
 
+@writes_output("out")
 def run_batch(
     model: Any,
     requests: Iterable[Request],
@@ -610,6 +612,7 @@ def run_batch(
     return summary
 
 
+@writes_output("out")
 def write_requests_only(model: Any, requests: Iterable[Request], out: Path, target: Path,
                         cache=None) -> int:  # fmt: skip
     """Write the requests ``out`` still needs (not answered there, not in the cache) into one
@@ -634,6 +637,7 @@ def write_requests_only(model: Any, requests: Iterable[Request], out: Path, targ
             run.close()
 
 
+@writes_output("out")
 def merge_output(model: Any, requests: Iterable[Request], out: Path, output: Path,
                  cache=None) -> BatchRunSummary:  # fmt: skip
     """Merge an output file of ``vllm run-batch`` (made from :func:`write_requests_only`'s
