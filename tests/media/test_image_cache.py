@@ -98,3 +98,54 @@ def test_a_file_changed_on_disk_is_another_entry(tmp_path) -> None:
     os.utime(path, ns=(1, 1))
     assert EncodedImages.key(path) != first
     assert EncodedImages.key(tmp_path / "missing.png") == (str(tmp_path / "missing.png"), None)
+
+
+def _ask(cache: EncodedImages, names, size: int = 400) -> int:
+    """Each name asked for in turn (encoded and put on a miss); how many were found."""
+    found = 0
+    for name in names:
+        if cache.get(name) is not None:
+            found += 1
+        else:
+            cache.put(name, _image(size))
+    return found
+
+
+def test_files_that_come_back_in_a_cycle_longer_than_the_budget_are_still_found() -> None:
+    # Ten files in a cycle, room for four: least recently used alone evicts each file just
+    # before it is asked again and finds none; keeping what is held finds four a round.
+    cache = EncodedImages(max_bytes=4 * 400)
+    names = [f"image{i}" for i in range(10)]
+    _ask(cache, names)  # the first round: every file encoded
+    assert [_ask(cache, names) for _ in range(5)] == [4] * 5
+    assert len(cache) == 4 and cache.bytes == 1600 and cache.refused == 5 * 6
+
+
+def test_a_cycle_one_file_longer_than_the_budget_finds_all_but_one() -> None:
+    # Room for nine of ten: least recently used alone finds none (each file leaves one request
+    # before it comes back); only the file that left is sent without being kept.
+    names = [f"image{i}" for i in range(10)]
+    cache = EncodedImages(max_bytes=9 * 400)
+    _ask(cache, names)
+    assert _ask(cache, names) == 9 and cache.refused == 1
+
+
+def test_a_file_that_left_and_is_then_in_use_again_is_kept() -> None:
+    cache = EncodedImages(max_bytes=2 * 400)
+    _ask(cache, ["a", "b", "c"])  # a left
+    # a asked five times in a row: refused once as a cycle, then it is in use: kept.
+    assert _ask(cache, ["a"] * 5) == 3 and cache.get("a") is not None and cache.refused == 1
+
+
+def test_files_in_order_of_their_image_leave_as_before() -> None:
+    # Several captions per image, an image's captions together: each file is found for its
+    # later captions and leaves when it is no longer asked for, as least recently used does.
+    cache = EncodedImages(max_bytes=2 * 400)
+    names = [f"image{i}" for i in range(20) for _ in range(3)]
+    assert _ask(cache, names) == 40 and cache.refused == 0 and len(cache) == 2
+
+
+def test_the_keys_remembered_are_bounded() -> None:
+    cache = EncodedImages(max_bytes=400)
+    _ask(cache, [f"image{i}" for i in range(5000)])
+    assert len(cache._left) <= 256 and len(cache) == 1

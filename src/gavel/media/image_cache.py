@@ -6,6 +6,15 @@ of a client's CPU. :class:`EncodedImages` keeps what was sent for a file (its da
 video's sampled frames) for the next request that sends it, least recently used first out once
 the entries hold more than ``max_bytes``, so memory is bounded whatever the data.
 
+Least recently used alone keeps nothing useful when the files come back in a cycle longer than
+the budget holds (a data file in caption order, each image's first caption, then each one's
+second): each file leaves just before it is asked for again, and every request encodes. So the
+keys of files that left are remembered (keys only, a few thousand), and a file that comes back
+after it left, while the budget is full, is sent without being kept: what is held stays, and is
+found on the next round (a cycle of N files with room for B keeps about B/N of them, not none).
+A file that comes back twice within a budget's worth of requests is kept as usual: that is a
+file in use again, not a cycle.
+
 An entry is found again by the file's path, size, modification time and inode, so a file
 replaced during a run is encoded afresh; a request for a file that is being encoded waits for
 that encoding instead of starting another (on one event loop; a new loop, as a new
@@ -25,6 +34,12 @@ from gavel.media.image_urls import EncodedImage
 #: What a run keeps unless told: 256 MiB, some 300 photos of 600 KB or 10,000 video frames.
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
+#: Keys of files that left remembered, per entry held (and at least :data:`MIN_LEFT`).
+LEFT_PER_ENTRY = 8
+MIN_LEFT = 256
+#: The refusal time of a file that left and was never refused: long ago.
+_LEFT = -(1 << 62)
+
 #: What is sent for one file: an image, or a video's sampled frames.
 Value = tuple[EncodedImage, ...]
 
@@ -43,7 +58,13 @@ class EncodedImages:
         self.bytes = 0
         self.hits = 0
         self.misses = 0
+        #: Files not kept because they came back in a cycle longer than the budget.
+        self.refused = 0
         self._entries: OrderedDict[Hashable, Value] = OrderedDict()
+        #: Keys that left (or were refused), with the request count when last refused.
+        self._left: OrderedDict[Hashable, int] = OrderedDict()
+        #: Requests looked up so far: the clock a file's return is measured by.
+        self._asked = 0
         self._pending: dict[Hashable, asyncio.Future[Value]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -61,6 +82,8 @@ class EncodedImages:
         return (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, *extra)
 
     def get(self, key: Hashable) -> Value | None:
+        """The entry for ``key`` (a request for it: the clock moves), or None."""
+        self._asked += 1
         value = self._entries.get(key)
         if value is not None:
             self._entries.move_to_end(key)
@@ -68,19 +91,42 @@ class EncodedImages:
         return value
 
     def put(self, key: Hashable, value: Value) -> None:
-        """Keep ``value`` (the oldest entries leave to make room; one larger than the whole
-        budget is not kept)."""
+        """Keep ``value``: the oldest entries leave to make room, unless ``key`` is a file
+        that left and came back in a cycle (see the module's text); one larger than the whole
+        budget is not kept."""
         size = size_of(value)
         if size > self.max_bytes:
             return
         old = self._entries.pop(key, None)
         if old is not None:
             self.bytes -= size_of(old)
+        elif self.bytes + size > self.max_bytes and self._cycling(key):
+            return
         self._entries[key] = value
         self.bytes += size
         while self.bytes > self.max_bytes:
-            _, gone = self._entries.popitem(last=False)
+            gone_key, gone = self._entries.popitem(last=False)
             self.bytes -= size_of(gone)
+            self._remember(gone_key, _LEFT)  # its next return is refused
+
+    def _cycling(self, key: Hashable) -> bool:
+        """Whether ``key`` left and now came back in a cycle the budget cannot hold (it is
+        then refused, and remembered as refused now). Coming back again within a budget's
+        worth of requests of its refusal is a file in use again: it is kept."""
+        refused_at = self._left.pop(key, None)
+        if refused_at is None:
+            return False
+        if self._asked - refused_at <= len(self._entries):
+            return False
+        self._remember(key, self._asked)
+        self.refused += 1
+        return True
+
+    def _remember(self, key: Hashable, refused_at: int) -> None:
+        self._left[key] = refused_at
+        self._left.move_to_end(key)
+        while len(self._left) > max(MIN_LEFT, LEFT_PER_ENTRY * len(self._entries)):
+            self._left.popitem(last=False)
 
     async def fetch(self, key: Hashable, make: Callable[[], Awaitable[Value]]) -> Value:
         """The entry for ``key``, made by ``make()`` when there is none (once, however many
