@@ -19,6 +19,7 @@ from gavel.benchmarks.gavel.prompt import build_requests
 from gavel.models.registry import load_model
 from gavel.models.scene.gavel_answer import answer_gavel
 from gavel.prompts import load_template
+from gavel.requests import Request
 from gavel.runner.local import run_model
 from gavel.runner.ray_data import (
     ERROR_COLUMN,
@@ -196,3 +197,23 @@ def test_an_answer_that_used_every_token_allowed_is_marked_cut_off(dataset, gene
         ]
         == "abort"
     )
+
+
+def test_a_file_several_rows_send_is_encoded_once_per_process(tmp_path, monkeypatch):
+    from gavel.media.image_cache import EncodedImages
+    from gavel.runner import ray_data
+
+    monkeypatch.setattr(ray_data, "ENCODED", EncodedImages())
+    photo = tmp_path / "photo.png"
+    Image.new("RGB", (40, 30), (200, 10, 10)).save(photo)
+    captions = [Request(f"s{i}", "gavel", f"caption {i}", images=(photo,)) for i in range(4)]
+    rows = list(request_rows(captions))
+    urls = [preprocess(row, model="m", box_format="pixel")["messages"][0]["content"][0]
+            for row in rows]  # fmt: skip
+    assert ray_data.ENCODED.misses == 1 and ray_data.ENCODED.hits == 3
+    assert all(url == urls[0] for url in urls)
+    resized = preprocess(rows[0], model="m", box_format="pixel", max_image_side=20)
+    assert resized["gavel_sent"] == [20, 15] and ray_data.ENCODED.misses == 2  # another entry
+    Image.new("RGB", (50, 30), (0, 0, 255)).save(photo)  # replaced: encoded afresh
+    replaced = preprocess(rows[1], model="m", box_format="pixel")
+    assert replaced["gavel_sent"] == [50, 30] and ray_data.ENCODED.misses == 3

@@ -30,8 +30,9 @@ import msgspec
 from gavel.errors import GavelError
 from gavel.io.files import AppendFile
 from gavel.io.output_lock import writes_output
-from gavel.media.image_urls import encode_file, encode_frame
-from gavel.media.sampling import sampling_from_options
+from gavel.media.image_cache import EncodedImages
+from gavel.media.image_urls import EncodedImage, encode_file, encode_frame
+from gavel.media.sampling import FrameSampling, sampling_from_options
 from gavel.records import Prediction
 from gavel.requests import Request
 from gavel.runner.local import completed_ids
@@ -92,20 +93,14 @@ def preprocess(
     line: the model's name, its box convention and the first image's size as sent. Bind the
     keywords with ``functools.partial``. Images are sent byte for byte when PNG or JPEG and not
     resized; a resized one (``max_image_side``) is re-encoded (JPEG if it was one, else PNG);
-    a video is sent as its sampled frames (``frames`` / ``fps``, ``max_frames``) in JPEG."""
+    a video is sent as its sampled frames (``frames`` / ``fps``, ``max_frames``) in JPEG. A file
+    is encoded once per process while it stays in :data:`ENCODED`'s budget."""
     request = _request_decoder.decode(row[REQUEST_COLUMN])
     sampling = sampling_from_options(frames, fps, max_frames)
     parts: list[dict[str, Any]] = []
     sent: list[int] | None = None
     for path in map(Path, request.images):
-        if path.suffix.lower() in VIDEO_SUFFIXES:
-            from gavel.media.frames import sample_frames
-
-            video = sample_frames(path, sampling)
-            encoded = [encode_frame(frame, max_image_side) for frame in video.images]
-        else:
-            encoded = [encode_file(path, max_image_side)]
-        for image in encoded:
+        for image in _encoded(path, max_image_side, sampling):
             parts.append({"type": "image_url", "image_url": {"url": image.url}})
             sent = sent or list(image.size)
     parts.append({"type": "text", "text": request.prompt})
@@ -120,6 +115,33 @@ def preprocess(
         BOX_FORMAT_COLUMN: box_format,
         SENT_SIZE_COLUMN: sent,
     }
+
+
+#: What this process encoded (a Ray worker runs many rows): a file that several rows send, the
+#: image of several captions or the video of a question pair, is read and encoded once while
+#: it stays within the budget (:mod:`gavel.media.image_cache`).
+ENCODED = EncodedImages()
+
+
+def _encoded(
+    path: Path, max_image_side: int | None, sampling: FrameSampling
+) -> tuple[EncodedImage, ...]:
+    """What is sent for ``path``: the image, or the video's sampled frames."""
+    video = path.suffix.lower() in VIDEO_SUFFIXES
+    key = EncodedImages.key(path, max_image_side, sampling if video else None)
+    found = ENCODED.get(key)
+    if found is not None:
+        return found
+    ENCODED.misses += 1
+    if video:
+        from gavel.media.frames import sample_frames
+
+        frames = sample_frames(path, sampling).images
+        value = tuple(encode_frame(frame, max_image_side) for frame in frames)
+    else:
+        value = (encode_file(path, max_image_side),)
+    ENCODED.put(key, value)
+    return value
 
 
 def postprocess(row: Mapping[str, Any]) -> dict[str, Any]:
