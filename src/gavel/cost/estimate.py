@@ -23,10 +23,9 @@ from gavel.cost.ledger import read_usage
 from gavel.cost.prices import Price
 from gavel.cost.tokens import TokenCounter
 from gavel.errors import GavelError
+from gavel.media.kinds import VIDEO_SUFFIXES
 from gavel.media.sampling import FrameSampling
 from gavel.requests import Request
-
-VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 
 
 @dataclass

@@ -450,8 +450,8 @@ class GavelTask:
         if lmms_eval_specific_kwargs is not None:
             self._asked[doc["id"]] = self.asked(lmms_eval_specific_kwargs)
 
+        from gavel.media.kinds import VIDEO_SUFFIXES
         from gavel.media.pixels import apply_pixel_limit
-        from gavel.models.openai_compat import VIDEO_SUFFIXES
 
         if "media" not in doc:  # a row of the Hub dataset (process_docs)
             return self._row_visuals(doc)

@@ -37,6 +37,7 @@ from PIL import Image
 
 from gavel.errors import ConfigError, DataError, GavelError
 from gavel.media.frames import sample_frames
+from gavel.media.kinds import VIDEO_SUFFIXES
 from gavel.media.pixels import apply_pixel_limit, refusal
 from gavel.media.sampling import sampling_from_options
 from gavel.regular_files import require_regular
@@ -46,7 +47,6 @@ log = logging.getLogger(__name__)
 
 ADAPTER = "hf-transformers"
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 #: Model types whose chat templates and training take several images in one turn.
 MULTI_IMAGE_TYPES = frozenset({
     "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "idefics2", "idefics3", "smolvlm",

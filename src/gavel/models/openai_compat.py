@@ -65,6 +65,7 @@ from gavel.manifest import redact_userinfo
 from gavel.media.frames import Frames, sample_frames
 from gavel.media.image_cache import EncodedImages
 from gavel.media.image_urls import IMAGE_FORMATS, EncodedImage, encode_file, encode_frame
+from gavel.media.kinds import VIDEO_SUFFIXES
 from gavel.media.pool import in_pool, sample_frames_async
 from gavel.media.sampling import sampling_from_options
 from gavel.parsing.conventions import qwen_smart_resize
@@ -80,7 +81,6 @@ ADAPTER = "openai-chat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Sent when the key variable is unset and the servers are not OpenAI's (vLLM accepts any key).
 PLACEHOLDER_KEY = "EMPTY"
-VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 #: Seconds one attempt may take (``--timeout``): connecting, sending, and the whole reply.
 DEFAULT_TIMEOUT = 300.0
 #: Tokens one answer may take unless told (``--max-tokens``); always sent.

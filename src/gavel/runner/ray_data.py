@@ -32,13 +32,12 @@ from gavel.io.files import AppendFile
 from gavel.io.output_lock import writes_output
 from gavel.media.image_cache import EncodedImages
 from gavel.media.image_urls import EncodedImage, encode_file, encode_frame
+from gavel.media.kinds import VIDEO_SUFFIXES
 from gavel.media.sampling import FrameSampling, sampling_from_options
 from gavel.records import Prediction
 from gavel.requests import Request
 from gavel.runner.local import completed_ids
 
-#: Suffixes sent as a video's sampled frames (as the OpenAI-compatible adapter does).
-VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg"})
 #: Row columns of gavel's own; prefixed so Ray's stages never read or overwrite them.
 ID_COLUMN, REQUEST_COLUMN = "gavel_id", "gavel_request"
 MODEL_COLUMN, BOX_FORMAT_COLUMN, SENT_SIZE_COLUMN = "gavel_model", "gavel_box_format", "gavel_sent"

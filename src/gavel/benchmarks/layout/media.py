@@ -23,8 +23,14 @@ _MAGIC = (
     (b"\xff\xd8\xff", ".jpg"),
     (b"GIF8", ".gif"),
     (b"BM", ".bmp"),
-    (b"\x1aE\xdf\xa3", ".webm"),
+    (b"\x1aE\xdf\xa3", ".webm"),  # Matroska too: the video decoder reads both
+    (b"\x00\x00\x01\xba", ".mpg"),  # an MPEG program stream
+    (b"\x00\x00\x01\xb3", ".mpg"),  # an MPEG-1 video stream
+    (b"II*\x00", ".tiff"),
+    (b"MM\x00*", ".tiff"),
 )
+#: The atoms a QuickTime file without an ``ftyp`` may open with.
+_QUICKTIME_ATOMS = frozenset({b"moov", b"mdat", b"wide", b"free", b"skip"})
 
 
 @dataclass(frozen=True)
@@ -36,13 +42,17 @@ class Media:
     source: Path | None = None
 
     def suffix(self) -> str:
+        """The cell's own suffix, else the one its first bytes say (the loaders tell a video
+        from an image by it); ``.bin`` when they say nothing known."""
         if self.name and posixpath.splitext(self.name)[1]:
             return posixpath.splitext(self.name)[1]
         head = self.data[:16] if self.data is not None else _head(self.source)
         if head[4:8] == b"ftyp":
-            return ".mp4"
-        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-            return ".webp"
+            return ".mov" if head[8:12] == b"qt  " else ".mp4"
+        if head[4:8] in _QUICKTIME_ATOMS:  # an older QuickTime file opens with another atom
+            return ".mov"
+        if head[:4] == b"RIFF":
+            return {b"WEBP": ".webp", b"AVI ": ".avi"}.get(head[8:12], ".bin")
         return next((s for magic, s in _MAGIC if head.startswith(magic)), ".bin")
 
     def write(self, target: Path) -> None:
