@@ -30,6 +30,7 @@ from gavel.parsing.prose import prose_boxes
 from gavel.parsing.structured import (
     MAX_TEXT,
     decode_literal,
+    lowered_keys,
     repaired_list,
     strip_think,
     structured_candidates,
@@ -218,7 +219,7 @@ def _collect_from_object(obj: dict[str, Any], raw: _Raw) -> bool:
     Its ``label``, if any, is what a label filter reads.
     """
     seen = False
-    lowered = {str(k).lower(): v for k, v in obj.items()}
+    lowered = lowered_keys(obj)  # the verdict's reading lowered this object already
     for key in BOX_KEYS:
         if key in lowered:
             seen = True

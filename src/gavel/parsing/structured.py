@@ -258,6 +258,25 @@ def repaired_list(text: str) -> list[dict[str, Any]] | None:
     return None
 
 
+#: The object :func:`lowered_keys` last lowered, and what it gave (one tuple, replaced whole,
+#: so a thread never pairs one object with another's keys).
+_LAST_LOWERED: tuple[Any, dict[str, Any]] = (None, {})
+
+
+def lowered_keys(obj: dict[Any, Any]) -> dict[str, Any]:
+    """``obj`` with its keys lower-cased (a later key wins over an earlier one that lowers to
+    the same). The verdict and the boxes of an answer are read from the same object, which is
+    then lowered once: the last one is remembered (by identity: decoded values are only read,
+    never changed), and the dict given is shared, so read it, never change it."""
+    global _LAST_LOWERED
+    last, lowered = _LAST_LOWERED
+    if last is obj:
+        return lowered
+    lowered = {str(k).lower(): v for k, v in obj.items()}
+    _LAST_LOWERED = (obj, lowered)
+    return lowered
+
+
 def first_object(text: str) -> dict[str, Any] | None:
     """The first decoded JSON object (a dict) in the text, if any."""
     for value in _candidates(text):  # the remembered tuple itself: only read, so no copy

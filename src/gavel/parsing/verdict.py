@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gavel.parsing.echo import EchoFilter
-from gavel.parsing.structured import first_object, strip_think
+from gavel.parsing.structured import first_object, lowered_keys, strip_think
 
 #: Keys whose truthy value means "the caption has an error".
 VERDICT_KEYS = (
@@ -165,7 +165,7 @@ def verdict_from_object(obj: dict[str, Any]) -> bool | None:
 def _lowered(obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` with its keys lower-cased (a later key wins over an earlier one that lowers to
     the same), made once per answer for both the verdict and the explanation."""
-    return {str(k).lower(): v for k, v in obj.items()}
+    return lowered_keys(obj)
 
 
 def _lowered_verdict(lowered: dict[str, Any]) -> bool | None:

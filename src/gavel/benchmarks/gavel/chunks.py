@@ -51,7 +51,8 @@ def score_chunk(scorer: GavelScorer, gold: GoldColumns, positions: Sequence[int]
                 predictions: Sequence[Prediction | None]) -> ChunkScores:  # fmt: skip
     """Score the samples at data ``positions`` with their predictions (None: missing)."""
     scorer.tally = tally = ScoringTally()
-    samples = gold.golds(positions)
+    # A prediction was found by its sample's id: the same text, so not decoded again.
+    samples = gold.golds(positions, [None if p is None else p.id for p in predictions])
     try:
         scores = [scorer.score(s, p) for s, p in zip(samples, predictions, strict=True)]
     except ConfigError as error:

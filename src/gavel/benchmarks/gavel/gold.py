@@ -108,12 +108,17 @@ class GoldColumns:
             gold._boxes.frombytes(part.boxes)
         return gold
 
-    def golds(self, positions: Sequence[int]) -> list[Gold]:
-        """The samples at ``positions`` as scoring reads them."""
+    def golds(
+        self, positions: Sequence[int], known: Sequence[str | None] | None = None
+    ) -> list[Gold]:
+        """The samples at ``positions`` as scoring reads them. ``known``: each one's id where
+        the caller has it already (a prediction found by it; None: not known), so it is not
+        decoded again from the index."""
         ids, names, column, truth = self.ids, CATEGORY_COLUMNS, self._column, self._truth
         width, height, starts, boxes = self._width, self._height, self._box_start, self._boxes
+        given = known if known is not None else [None] * len(positions)
         found = []
-        for position in positions:
+        for position, sample_id in zip(positions, given, strict=True):
             start, stop = starts[position] << 2, starts[position + 1] << 2
             if stop - start == 4:  # the usual: one box (or none, for a clean caption)
                 sample_boxes = [tuple(boxes[start:stop])]
@@ -124,7 +129,7 @@ class GoldColumns:
                 sample_boxes = list(zip(values, values, values, values, strict=True))
             found.append(
                 Gold(
-                    ids[position],
+                    ids[position] if sample_id is None else sample_id,
                     names[column[position]],
                     truth[position] == 1,
                     sample_boxes,  # type: ignore[arg-type]
