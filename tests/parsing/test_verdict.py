@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gavel.benchmarks.registry import echo_filter
 from gavel.parsing import verdict
-from gavel.parsing.verdict import MAX_EXPLANATION, NO_ECHO
+from gavel.parsing.verdict import MAX_EXPLANATION, NO_ECHO, verdict_from_object
 
 #: What GAVEL's scorer reads answers with.
 ECHO = echo_filter()
@@ -472,3 +472,12 @@ def test_an_answer_cut_off_by_the_token_limit_is_read_only_from_its_structure_or
     assert parse_verdict("Yes, the sofa is blue and the", truncated=True) is True
     assert parse_verdict('{"hallucination": true, "explanation": "The so', truncated=True) is True
     assert read_answer("The dog is brown and", truncated=True).refused is None
+
+
+def test_a_callers_object_changed_between_calls_is_read_afresh():
+    # The lowered keys of a decoded answer are remembered by identity; a caller's own dict,
+    # which it may change, must not be read from that memory.
+    obj = {"Hallucination": True}
+    assert verdict_from_object(obj) is True
+    obj["Hallucination"] = False
+    assert verdict_from_object(obj) is False

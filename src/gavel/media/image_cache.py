@@ -38,7 +38,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 LEFT_PER_ENTRY = 8
 MIN_LEFT = 256
 #: The refusal time of a file that left and was never refused: long ago.
-_LEFT = -(1 << 62)
+_NEVER_REFUSED = -(1 << 62)
 
 #: What is sent for one file: an image, or a video's sampled frames.
 Value = tuple[EncodedImage, ...]
@@ -107,7 +107,7 @@ class EncodedImages:
         while self.bytes > self.max_bytes:
             gone_key, gone = self._entries.popitem(last=False)
             self.bytes -= size_of(gone)
-            self._remember(gone_key, _LEFT)  # its next return is refused
+            self._remember(gone_key, _NEVER_REFUSED)  # its next return is refused
 
     def _cycling(self, key: Hashable) -> bool:
         """Whether ``key`` left and now came back in a cycle the budget cannot hold (it is
@@ -127,6 +127,17 @@ class EncodedImages:
         self._left.move_to_end(key)
         while len(self._left) > max(MIN_LEFT, LEFT_PER_ENTRY * len(self._entries)):
             self._left.popitem(last=False)
+
+    def get_or_make(self, key: Hashable, make: Callable[[], Value]) -> Value:
+        """The entry for ``key``, made by ``make()`` when there is none: for a caller with no
+        event loop, asking one file at a time (a Ray Data worker's rows)."""
+        found = self.get(key)
+        if found is not None:
+            return found
+        self.misses += 1
+        value = make()
+        self.put(key, value)
+        return value
 
     async def fetch(self, key: Hashable, make: Callable[[], Awaitable[Value]]) -> Value:
         """The entry for ``key``, made by ``make()`` when there is none (once, however many

@@ -263,16 +263,23 @@ def repaired_list(text: str) -> list[dict[str, Any]] | None:
 _LAST_LOWERED: tuple[Any, dict[str, Any]] = (None, {})
 
 
-def lowered_keys(obj: dict[Any, Any]) -> dict[str, Any]:
+def lower_keys(obj: dict[Any, Any]) -> dict[str, Any]:
     """``obj`` with its keys lower-cased (a later key wins over an earlier one that lowers to
-    the same). The verdict and the boxes of an answer are read from the same object, which is
-    then lowered once: the last one is remembered (by identity: decoded values are only read,
-    never changed), and the dict given is shared, so read it, never change it."""
+    the same)."""
+    return {str(k).lower(): v for k, v in obj.items()}
+
+
+def lowered_keys(obj: dict[Any, Any]) -> dict[str, Any]:
+    """:func:`lower_keys` of an object decoded from an answer here. The verdict and the boxes
+    of an answer are read from the same object, which is then lowered once: the last one is
+    remembered by identity, which holds only for values nobody changes (decoded ones; a
+    caller's own dict goes to :func:`lower_keys`), and the dict given is shared: read it,
+    never change it."""
     global _LAST_LOWERED
     last, lowered = _LAST_LOWERED
     if last is obj:
         return lowered
-    lowered = {str(k).lower(): v for k, v in obj.items()}
+    lowered = {str(k).lower(): v for k, v in obj.items()}  # lower_keys, without its call
     _LAST_LOWERED = (obj, lowered)
     return lowered
 

@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from gavel.parsing.echo import EchoFilter
-from gavel.parsing.structured import first_object, lowered_keys, strip_think
+from gavel.parsing.structured import first_object, lower_keys, lowered_keys, strip_think
 
 #: Keys whose truthy value means "the caption has an error".
 VERDICT_KEYS = (
@@ -160,17 +160,12 @@ def _word_verdict(value: Any) -> bool | None:
 
 
 def verdict_from_object(obj: dict[str, Any]) -> bool | None:
-    return _lowered_verdict(_lowered(obj))
-
-
-def _lowered(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with its keys lower-cased (a later key wins over an earlier one that lowers to
-    the same), made once per answer for both the verdict and the explanation."""
-    return lowered_keys(obj)
+    """Rule 1 on any object (a caller's own may change between calls: lowered afresh)."""
+    return _lowered_verdict(lower_keys(obj))
 
 
 def _lowered_verdict(lowered: dict[str, Any]) -> bool | None:
-    """Rule 1 on an object whose keys :func:`_lowered` lower-cased."""
+    """Rule 1 on an object whose keys :func:`~gavel.parsing.structured.lower_keys` lower-cased."""
     for key in VERDICT_KEYS:
         if key in lowered and (verdict := _word_verdict(lowered[key])) is not None:
             return verdict
@@ -223,7 +218,8 @@ def read_answer(
         return AnswerReading(None, "")
     body, copied = echo.removed(strip_think(text))
     obj = first_object(body)
-    lowered = None if obj is None else _lowered(obj)
+    # Lowered once for the verdict, the explanation and the boxes (which parse_boxes reads).
+    lowered = None if obj is None else lowered_keys(obj)
     prose = None
     explanation = None if lowered is None else _object_explanation(lowered)
     if explanation is None:

@@ -127,20 +127,17 @@ def _encoded(
 ) -> tuple[EncodedImage, ...]:
     """What is sent for ``path``: the image, or the video's sampled frames."""
     video = path.suffix.lower() in VIDEO_SUFFIXES
-    key = EncodedImages.key(path, max_image_side, sampling if video else None)
-    found = ENCODED.get(key)
-    if found is not None:
-        return found
-    ENCODED.misses += 1
-    if video:
+
+    def make() -> tuple[EncodedImage, ...]:
+        if not video:
+            return (encode_file(path, max_image_side),)
         from gavel.media.frames import sample_frames
 
         frames = sample_frames(path, sampling).images
-        value = tuple(encode_frame(frame, max_image_side) for frame in frames)
-    else:
-        value = (encode_file(path, max_image_side),)
-    ENCODED.put(key, value)
-    return value
+        return tuple(encode_frame(frame, max_image_side) for frame in frames)
+
+    key = EncodedImages.key(path, max_image_side, sampling if video else None)
+    return ENCODED.get_or_make(key, make)
 
 
 def postprocess(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -81,6 +81,7 @@ def test_pieces_give_the_columns_ids_hash_and_report_of_a_reading_in_order(tmp_p
     assert pieces.golds([0, 150, 300]) == whole.golds([0, 150, 300])
     # The ids a caller has already (its predictions') stand for the decoded ones.
     assert pieces.golds([0, 150, 300], ["s0", None, "s300"]) == whole.golds([0, 150, 300])
+    assert [g.id for g in pieces.golds([0, 150], ["given", None])] == ["given", "s150"]
 
 
 DAMAGED = {

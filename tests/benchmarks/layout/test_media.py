@@ -59,6 +59,7 @@ def test_a_cell_s_own_name_wins_and_unknown_bytes_are_bin(tmp_path):
     assert Media("clip.MKV", b"\x89PNG\r\n\x1a\n").suffix() == ".MKV"
     assert Media(None, b"RIFF\x00\x00\x00\x00WAVEfmt ").suffix() == ".bin"  # audio: not ours
     assert Media(None, b"plain text").suffix() == ".bin"
+    assert Media(None, b"GIF8moov" + b"\x00" * 8).suffix() == ".gif"  # a signature comes first
     source = tmp_path / "file"
     source.write_bytes(VIDEOS["AVI"][0])
     assert Media(None, source=source).suffix() == ".avi"  # a file to copy: its head is read

@@ -49,11 +49,14 @@ class Media:
         head = self.data[:16] if self.data is not None else _head(self.source)
         if head[4:8] == b"ftyp":
             return ".mov" if head[8:12] == b"qt  " else ".mp4"
-        if head[4:8] in _QUICKTIME_ATOMS:  # an older QuickTime file opens with another atom
-            return ".mov"
         if head[:4] == b"RIFF":
             return {b"WEBP": ".webp", b"AVI ": ".avi"}.get(head[8:12], ".bin")
-        return next((s for magic, s in _MAGIC if head.startswith(magic)), ".bin")
+        known = next((s for magic, s in _MAGIC if head.startswith(magic)), None)
+        if known is not None:
+            return known
+        # An older QuickTime file opens with another atom (checked last: four bytes at an
+        # offset say less than a signature at the start).
+        return ".mov" if head[4:8] in _QUICKTIME_ATOMS else ".bin"
 
     def write(self, target: Path) -> None:
         """Put the file at ``target``: the bytes, or a hard link to (else a copy of) the source."""
