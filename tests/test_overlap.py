@@ -170,3 +170,39 @@ def test_thousands_of_boxes_are_summed_in_bands_exactly():
     assert result.area_pred[0] == painted.sum()
     assert result.area_gold[0] == truth.sum()
     assert result.inter[0] == (painted & truth).sum()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(int_box(), max_size=3), st.lists(int_box(), max_size=3)), max_size=40
+    )
+)
+def test_groups_hold_each_sample_once_with_its_own_boxes_in_index_order(samples):
+    """Every sample with boxes on both sides comes in exactly one chunk, with its own boxes;
+    a group's samples in index order, the groups in the order their first sample comes."""
+    preds = [p for p, _ in samples]
+    golds = [g for _, g in samples]
+    seen, firsts = [], []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(overlap, "CHUNK", 3)  # groups cut into several chunks
+        for idx, pred, gold in overlap.grouped(preds, golds):
+            members = idx.tolist()
+            assert members == sorted(members)
+            for row, i in enumerate(members):
+                assert [tuple(b) for b in pred[row].tolist()] == preds[i]
+                assert [tuple(b) for b in gold[row].tolist()] == golds[i]
+            if not seen or (len(preds[seen[-1]]), len(golds[seen[-1]])) != (
+                len(preds[members[0]]),
+                len(golds[members[0]]),
+            ):
+                firsts.append(members[0])
+            seen += members
+    both = [i for i, (p, g) in enumerate(samples) if p and g]
+    assert sorted(seen) == both
+    assert firsts == sorted(firsts)
+
+
+def test_box_lists_of_different_lengths_are_refused():
+    with pytest.raises(ValueError, match="2 predicted box lists for 1 gold"):
+        list(overlap.grouped([[], []], [[]]))

@@ -146,3 +146,18 @@ def test_an_append_that_fails_to_start_a_file_leaves_none(tmp_path):
     done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True)
     assert done.stdout.strip() == "File too large", done.stderr
     assert list(tmp_path.iterdir()) == []  # not an empty ledger either
+
+
+def test_a_file_staged_in_many_chunks_names_the_hash_of_all_of_them(tmp_path):
+    """From the second chunk on the hash is taken in a thread beside the writes: the same
+    SHA-256 as of the bytes written, in order."""
+    import hashlib
+
+    from gavel.io.files import stage_chunks
+
+    chunks = [bytes([i]) * (1000 + 37 * i) for i in range(50)]
+    for given in (chunks[:1], chunks[:2], chunks):
+        temp, sha256 = stage_chunks(tmp_path / "out.jsonl", iter(given))
+        assert temp.read_bytes() == b"".join(given)
+        assert sha256 == hashlib.sha256(b"".join(given)).hexdigest()
+        temp.unlink()

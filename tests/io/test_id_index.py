@@ -74,3 +74,21 @@ def test_an_index_without_lookups_collects_the_same_parts_and_finds_repeats_when
     joined, repeat = IdIndex.joined([collected.parts()])
     assert repeat == (len(distinct), 7)  # ...but found when the pieces are joined
     assert list(joined) == [*distinct, "s7"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(max_size=4), unique=True, min_size=1, max_size=200), st.data())
+def test_a_table_built_at_once_finds_every_id_even_where_slots_wrap_around(ids, data):
+    """The table built with numpy (sorted by home slot, wrapping past the end) finds what
+    inserting the ids one by one finds, in tables from just large enough to roomy."""
+    index = IdIndex()
+    for sample_id in ids:
+        index.add(sample_id)
+    size = 1
+    while size < len(ids):
+        size *= 2
+    index._rebuild(size * data.draw(st.sampled_from([1, 2, 4])))
+    assert [index.get(sample_id) for sample_id in ids] == list(range(len(ids)))
+    assert sorted(v for v in index._table if v >= 0) == list(range(len(ids)))
+    if len(ids) < len(index._table):
+        assert index.get("\x00absent-id") is None

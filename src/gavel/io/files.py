@@ -7,7 +7,9 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 
 def _read_umask() -> int:
@@ -57,9 +59,9 @@ def stage_chunks(path: str | Path, chunks: Iterable[bytes]) -> tuple[Path, str]:
     digest = hashlib.sha256()
     try:
         plain_mode(fd)
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb") as handle, _Hashing(digest) as hashing:
             for chunk in chunks:
-                digest.update(chunk)
+                hashing.update(chunk)
                 handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
@@ -69,6 +71,39 @@ def stage_chunks(path: str | Path, chunks: Iterable[bytes]) -> tuple[Path, str]:
             raise _named(error, path) from None
         raise
     return Path(temp), digest.hexdigest()
+
+
+class _Hashing:
+    """A digest updated chunk by chunk while the chunk before is written: from the second
+    chunk on, in a thread of its own (hashlib and a file's write both let other threads run),
+    so a file of hundreds of MB costs the slower of the two, not their sum. A payload of one
+    chunk is hashed here, without a thread."""
+
+    def __init__(self, digest: Any):
+        self._digest = digest
+        self._chunks = 0
+        self._thread: ThreadPoolExecutor | None = None
+        self._pending: Future[None] | None = None
+
+    def update(self, chunk: bytes) -> None:
+        self._chunks += 1
+        if self._chunks == 1:
+            self._digest.update(chunk)
+            return
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="gavel-digest")
+        if self._pending is not None:
+            self._pending.result()
+        self._pending = self._thread.submit(self._digest.update, chunk)
+
+    def __enter__(self) -> _Hashing:
+        return self
+
+    def __exit__(self, *rest: object) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+        if self._pending is not None and rest[0] is None:
+            self._pending.result()
 
 
 def commit(staged: Sequence[tuple[Path, Path]]) -> None:

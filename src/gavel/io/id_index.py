@@ -161,22 +161,24 @@ class IdIndex(Sequence[str]):
     def _rebuild(self, size: int) -> None:
         """A table of ``size`` slots for every id, built with numpy: each id takes the first
         free slot at or after its hash's, as if inserted one by one (in another order, which
-        lookups do not depend on: no free slot ever lies between an id's slot and its own)."""
+        lookups do not depend on: no free slot ever lies between an id's slot and its own).
+
+        With the ids sorted by their home slot, the next free slot of each is where the one
+        before it went, plus one, unless its home lies further on: one running maximum. The
+        few that run past the table's end wrap around to the free slots from its start, in
+        order (the run from their home to the end, and every slot before theirs, is full)."""
         mask = size - 1
         hashes = np.frombuffer(self._hashes, dtype=np.int64)
+        home = hashes & mask
+        order = np.argsort(home, kind="stable")
+        steps = np.arange(len(order))
+        placed = np.maximum.accumulate(home[order] - steps) + steps
         table = np.full(size, _EMPTY, dtype=np.int64)
-        pending = np.arange(len(hashes))
-        slot = hashes & mask
-        while len(pending):
-            wanted = slot[pending]
-            free = table[wanted] == _EMPTY
-            _, first = np.unique(wanted[free], return_index=True)
-            winners = pending[free][first]
-            table[slot[winners]] = winners
-            placed = np.zeros(len(hashes), dtype=np.bool_)
-            placed[winners] = True
-            pending = pending[~placed[pending]]
-            slot[pending] = (slot[pending] + 1) & mask
+        inside = placed < size
+        table[placed[inside]] = order[inside]
+        wrapped = order[~inside]
+        if len(wrapped):
+            table[np.flatnonzero(table == _EMPTY)[: len(wrapped)]] = wrapped
         self._table = array("q", table.tobytes())
         self._mask = mask
 
