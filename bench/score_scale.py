@@ -128,7 +128,8 @@ class Measured:
     wall: float
     cpu: float
     #: The scoring process's own peak resident memory, and the peak of its and its workers'
-    #: proportional set size together (both read from /proc every 20 ms; Linux).
+    #: proportional set size together (from /proc, every 20 ms and every :data:`PSS_EVERY`
+    #: seconds at least; Linux).
     peak_mb: float
     tree_mb: float
     result: dict | None

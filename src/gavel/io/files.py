@@ -81,28 +81,28 @@ class _Hashing:
 
     def __init__(self, digest: Any):
         self._digest = digest
-        self._chunks = 0
         self._thread: ThreadPoolExecutor | None = None
         self._pending: Future[None] | None = None
+        self._hashed_first = False
 
     def update(self, chunk: bytes) -> None:
-        self._chunks += 1
-        if self._chunks == 1:
+        if not self._hashed_first:
             self._digest.update(chunk)
+            self._hashed_first = True
             return
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="gavel-digest")
         if self._pending is not None:
-            self._pending.result()
+            self._pending.result()  # one chunk at a time: the digest takes them in order
         self._pending = self._thread.submit(self._digest.update, chunk)
 
     def __enter__(self) -> _Hashing:
         return self
 
-    def __exit__(self, *rest: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         if self._thread is not None:
-            self._thread.shutdown(wait=True)
-        if self._pending is not None and rest[0] is None:
+            self._thread.shutdown(wait=True)  # the last chunk hashed, even after an error
+        if self._pending is not None and kind is None:
             self._pending.result()
 
 
